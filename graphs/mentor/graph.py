@@ -1,0 +1,33 @@
+"""The mentor graph: wiring only. Nodes are in nodes.py, state in state.py, settings in configuration.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from graphs.mentor.state import MentorState
+
+
+def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]:
+    """Back to the composer with the checker's reason, until a draft passes or the hint is withheld."""
+    return "hint_composer" if state.get("hint") is None and not state.get("withheld") else END
+
+
+def build_graph(config=None):
+    """The compiled mentor graph. `config` is accepted for the `build_graph(config)` convention."""
+    builder = StateGraph(MentorState)
+    builder.add_node("error_classifier", error_classifier)
+    builder.add_node("root_cause_analyst", root_cause_analyst)
+    builder.add_node("hint_composer", hint_composer)
+    builder.add_node("leakage_checker", leakage_checker)
+    builder.add_edge(START, "error_classifier")
+    builder.add_edge("error_classifier", "root_cause_analyst")
+    builder.add_edge("root_cause_analyst", "hint_composer")
+    builder.add_edge("hint_composer", "leakage_checker")
+    builder.add_conditional_edges("leakage_checker", route_after_check)
+    return builder.compile(name="mentor")
+
+
+graph = build_graph()

@@ -1,0 +1,123 @@
+"""The `mentor` command: diagnose stored failures, draw the graph, run the demo, view traces."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from mentor.types import FailedGroup, InputError, Intervention
+
+
+def read_failures(path: Path) -> tuple[list[FailedGroup], list[str]]:
+    """Failed groups of a JSONL file, and one message per bad line (with its line number)."""
+    groups, problems = [], []
+    with path.open() as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                groups.append(FailedGroup.from_dict(json.loads(line)))
+            except json.JSONDecodeError as e:
+                problems.append(f"{path}:{number}: not JSON ({e.msg}); skipped")
+            except InputError as e:
+                problems.append(f"{path}:{number}: {e}; skipped")
+    return groups, problems
+
+
+def summarise(interventions: list[Intervention]) -> str:
+    """Error-class counts, hints, withheld, leaks blocked, fallbacks and latency, as printed text."""
+    n = len(interventions) or 1
+    classes = Counter(i.diagnosis.error_class for i in interventions if not i.error)
+    latency = sorted(sum(i.latency_s.values()) for i in interventions)
+    lines = [
+        f"groups: {len(interventions)}",
+        f"hints: {sum(i.hint is not None for i in interventions)}  withheld: {sum(i.withheld for i in interventions)}"
+        f"  leaks blocked: {sum(len(i.leak['leaked_drafts']) for i in interventions)}"
+        f"  llm fallbacks: {sum(len(i.fallbacks) for i in interventions)}"
+        f"  failed: {sum(i.error is not None for i in interventions)}",
+        "tiers: " + ", ".join(f"{t}: {c}" for t, c in sorted(Counter(i.tier for i in interventions if i.hint).items())),
+        "error classes: " + ", ".join(f"{c}: {k}" for c, k in classes.most_common()),
+        f"latency per group: median {1000 * latency[len(latency) // 2] if latency else 0:.1f} ms, "
+        f"max {1000 * (latency[-1] if latency else 0):.1f} ms (mean {1000 * sum(latency) / n:.1f} ms)",
+    ]
+    return "\n".join(lines)
+
+
+def cmd_diagnose(args) -> int:
+    from tqdm import tqdm
+
+    from mentor.runtime import MentorRuntime
+
+    groups, problems = read_failures(Path(args.failures))
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    runtime = MentorRuntime(args.config)
+    with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
+        interventions = runtime.run(groups, on_done=lambda _: bar.update())
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as f:
+        for intervention in interventions:
+            f.write(json.dumps(intervention.to_dict()) + "\n")
+    print(summarise(interventions))
+    print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
+    return 0
+
+
+def cmd_graph_draw(args) -> int:
+    from mentor.config import MentorConfig
+    from mentor.runtime import load_graph
+
+    config = MentorConfig.load(args.config)
+    drawable = load_graph(config.graph, config).get_graph()
+    if args.format == "png":
+        if not args.output:
+            raise InputError("--format png needs -o FILE.png")
+        try:
+            drawable.draw_png(args.output)  # graphviz, offline; draw_mermaid_png would call a web service
+        except ImportError:
+            raise InputError("--format png needs pygraphviz: pip install pygraphviz") from None
+        print(f"wrote {args.output}")
+        return 0
+    text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"wrote {args.output}")
+    else:
+        print(text)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mentor", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    diagnose = sub.add_parser("diagnose", help="replay stored failed groups through the mentor graph")
+    diagnose.add_argument("failures", help="JSONL file, one failed group per line")
+    diagnose.add_argument("-o", "--output", required=True, help="JSONL file for the interventions")
+    diagnose.add_argument("--config", help="mentor config YAML (default: rules backend everywhere)")
+    diagnose.set_defaults(func=cmd_diagnose)
+
+    graph = sub.add_parser("graph", help="the mentor graph").add_subparsers(dest="graph_command", required=True)
+    draw = graph.add_parser("draw", help="draw the graph, offline")
+    draw.add_argument("--format", choices=("mermaid", "ascii", "png"), default="mermaid")
+    draw.add_argument("-o", "--output", help="file to write (default: print)")
+    draw.add_argument("--config", help="mentor config YAML naming the graph")
+    draw.set_defaults(func=cmd_graph_draw)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as e:
+        print(f"mentor: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

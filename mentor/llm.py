@@ -1,0 +1,86 @@
+"""The `llm` backend of a node: prompt file in, JSON out, validated; `rules` takes over when it fails."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from contextlib import nullcontext
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+from langchain_core.prompts import ChatPromptTemplate
+
+from mentor.types import InputError
+
+
+class LLMOutputError(ValueError):
+    """The model's answer is not the JSON object the node needs."""
+
+
+@lru_cache(maxsize=None)
+def load_prompt(prompts_dir: str, task: str, node: str) -> ChatPromptTemplate:
+    """The prompt of `node`: `<prompts_dir>/<task>/<node>.md` if present, else `<prompts_dir>/<node>.md`."""
+    for path in (Path(prompts_dir) / task / f"{node}.md", Path(prompts_dir) / f"{node}.md"):
+        if path.exists():
+            return ChatPromptTemplate.from_messages([("human", path.read_text())])
+    raise InputError(f"no prompt for node '{node}' in '{prompts_dir}': add {node}.md there, or set prompts_dir")
+
+
+def parse_json(text: str) -> dict[str, Any]:
+    """The first JSON object in a model's answer, allowing code fences and prose around it."""
+    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    start = text.find("{")
+    if start < 0:
+        raise LLMOutputError(f"no JSON object in the answer: {text[:200]!r}")
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as e:
+        raise LLMOutputError(f"malformed JSON ({e.msg}): {text[start:start + 200]!r}") from None
+    if not isinstance(obj, dict):
+        raise LLMOutputError("the answer's JSON is not an object")
+    return obj
+
+
+async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
+              chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None) -> dict:
+    """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output."""
+    messages = load_prompt(prompts_dir, task, node).format_messages(**variables)
+    error: Exception | None = None
+    for _ in range(parse_retries + 1):
+        async with limit or nullcontext():
+            answer = await chat_model.ainvoke(messages)
+        try:
+            return validate(parse_json(answer.content if isinstance(answer.content, str) else str(answer.content)))
+        except (LLMOutputError, KeyError, TypeError, ValueError) as e:
+            error = e
+    raise LLMOutputError(f"unusable output after {parse_retries + 1} tries: {error}")
+
+
+@lru_cache(maxsize=8)
+def _cached_chat_model(provider: str, model: str, base_url: str | None, api_key_env: str, timeout_s: float,
+                       max_retries: int, temperature: float, max_tokens: int):
+    import os
+
+    if provider == "openai":
+        try:
+            from langchain_openai import ChatOpenAI
+        except ImportError:
+            raise InputError("llm.provider 'openai' needs the extra: pip install 'mentor-rl[openai]'") from None
+        return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
+                          timeout=timeout_s, max_retries=max_retries, temperature=temperature,
+                          max_completion_tokens=max_tokens)
+    try:
+        from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
+    except ImportError:
+        raise InputError("llm.provider 'hf' needs the extra: pip install 'mentor-rl[hf]'") from None
+    pipeline = HuggingFacePipeline.from_model_id(model, task="text-generation", pipeline_kwargs={
+        "max_new_tokens": max_tokens, "do_sample": temperature > 0, "return_full_text": False})
+    return ChatHuggingFace(llm=pipeline)
+
+
+def chat_model_from_config(llm) -> Any:
+    """The LangChain chat model an `LLMConfig` describes (built once per distinct config)."""
+    return _cached_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
+                              llm.max_retries, llm.temperature, llm.max_tokens)

@@ -1,0 +1,119 @@
+"""The arithmetic lab's task: fixed-width addition, `Q: 123+456=? A:` answered `0579`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from mentor.tasks.base import Task
+from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
+
+COLUMNS = ("thousands", "hundreds", "tens", "units")  # answer digit positions, left to right
+WIDTH = len(COLUMNS)
+
+
+def extract_answer(completion: str) -> str | None:
+    """The 4-digit answer a completion starts with, or None."""
+    match = re.match(r"\s*(\d{%d})(?!\d)" % WIDTH, completion)
+    return match.group(1) if match else None
+
+
+def carries_into(a: int, b: int) -> list[int]:
+    """Carry (0 or 1) into each answer column, left to right."""
+    carry, into = 0, []
+    for p in range(WIDTH):  # p = 0 is the units column
+        into.append(carry)
+        carry = (a // 10**p % 10 + b // 10**p % 10 + carry) >= 10
+    return [int(c) for c in reversed(into)]
+
+
+class ArithmeticTask(Task):
+    """Fixed-width addition. Reference: `answer` (4 zero-padded digits) and `operands` ([a, b]).
+
+    Args:
+        prefix_digits: answer digits a tier-3 hint reveals (the partial solution). Never the whole answer.
+    """
+
+    name = "arithmetic"
+    reference_fields = ("answer", "operands")
+    optional_reference_fields = ()
+    taxonomy = {
+        "no_answer": "the completion does not start with a 4-digit answer",
+        "missed_carry": "a column's digit is right except for the carry coming into it",
+        "wrong_thousands": "the thousands digit (the carry out of the hundreds) is wrong",
+        "wrong_hundreds": "the hundreds digit is wrong for another reason than a dropped carry",
+        "wrong_tens": "the tens digit is wrong for another reason than a dropped carry",
+        "wrong_units": "the units digit is wrong",
+    }
+
+    def __init__(self, prefix_digits: int = 2):
+        if not 1 <= prefix_digits < WIDTH:
+            raise ValueError(f"prefix_digits must be between 1 and {WIDTH - 1}, got {prefix_digits}")
+        self.prefix_digits = prefix_digits
+
+    def score(self, completion: str, reference: dict[str, Any]) -> float:
+        return float(extract_answer(completion) == str(reference["answer"]))
+
+    def feedback(self, completion: str, reference: dict[str, Any]) -> dict[str, Any]:
+        answer, (a, b) = str(reference["answer"]), reference["operands"]
+        got = extract_answer(completion)
+        if got is None:
+            return {"extracted_answer": None, "correct": False, "wrong_columns": [], "dropped_carry_columns": [],
+                    "format_problems": ["no 4-digit answer at the start of the completion"]}
+        carry = carries_into(a, b)
+        wrong = [i for i in range(WIDTH) if got[i] != answer[i]]
+        dropped = [i for i in wrong if carry[i] and int(got[i]) == (int(answer[i]) - 1) % 10]
+        return {"extracted_answer": got, "correct": got == answer, "format_problems": [],
+                "wrong_columns": [COLUMNS[i] for i in wrong], "dropped_carry_columns": [COLUMNS[i] for i in dropped]}
+
+    def classify(self, attempt: Attempt, reference: dict[str, Any]) -> str:
+        fb = attempt.feedback or self.feedback(attempt.completion, reference)
+        if fb["extracted_answer"] is None:
+            return "no_answer"
+        if fb["dropped_carry_columns"]:
+            return "missed_carry"
+        return f"wrong_{fb['wrong_columns'][0]}" if fb["wrong_columns"] else "wrong_units"
+
+    def analyse(self, group: FailedGroup, classes: list[str]) -> tuple[str, int | None]:
+        a, b = group.reference["operands"]
+        wrong = Counter(col for att in group.attempts for col in (att.feedback or {}).get("wrong_columns", []))
+        n = len(group.attempts)
+        if not wrong:
+            return f"{classes.count('no_answer')} of {n} attempts give no 4-digit answer: the format is lost.", None
+        column, count = max(wrong.items(), key=lambda kv: (kv[1], COLUMNS.index(kv[0])))
+        i = COLUMNS.index(column)
+        digits = f"{a // 10**(WIDTH - 1 - i) % 10} + {b // 10**(WIDTH - 1 - i) % 10}" if i > 0 else "the carry"
+        carry = carries_into(a, b)[i]
+        why = (f"{count} of {n} attempts get the {column} digit wrong: the {column} column ({digits}"
+               f"{' plus a carry of 1' if carry else ''}) is not added correctly")
+        if classes.count("missed_carry") * 2 >= n:
+            why += "; most attempts drop the carry coming into a column"
+        # The procedure runs right to left: step 1 is the units column, step 4 the thousands.
+        first_step = min(WIDTH - COLUMNS.index(col) for col in wrong)
+        return why + ".", first_step
+
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
+        # The lab's policy reads no words: only a partial solution (tier 3) changes what it can do.
+        return 3
+
+    def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
+        a, b = group.reference["operands"]
+        if tier == 1:
+            return "Add column by column from the right; a column that reaches 10 carries 1 to the next column."
+        if tier == 2:
+            return f"Add the hundreds digits {a // 100 % 10} and {b // 100 % 10}, plus any carry from the tens."
+        digits = self.prefix_digits - 1 if feedback else self.prefix_digits
+        return self.partial_answer(str(group.reference["answer"]), max(1, digits))
+
+    @staticmethod
+    def partial_answer(answer: str, digits: int) -> str:
+        """The tier-3 hint: the first `digits` digits of the answer."""
+        return answer[:digits]
+
+    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
+        answer = str(reference["answer"])
+        numbers = (re.sub(r"[ ,]", "", n) for n in re.findall(r"\d[\d ,]*\d|\d", hint))
+        if any(int(n) == int(answer) for n in numbers):
+            return LeakVerdict(True, ["whole_answer"], f"the hint contains the whole answer {answer}")
+        return LeakVerdict(False)

@@ -1,0 +1,85 @@
+"""What a task adapter supplies: a reward, verifier feedback, an error taxonomy and the rules of each node."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a TRL completion: a plain string, or the content of a conversational message list."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list):
+        return "".join(m.get("content", "") if isinstance(m.get("content"), str) else "" for m in completion)
+    if isinstance(completion, dict):
+        return str(completion.get("content", ""))
+    return str(completion)
+
+
+class Task:
+    """Base class of a task adapter. Subclasses set the class attributes and implement the methods.
+
+    Attributes:
+        name: the task's name in configs and failed groups.
+        taxonomy: error class -> one-line meaning. The classifier never returns a class outside it.
+        reference_fields: dataset columns a problem needs for the mentor to work on it.
+        optional_reference_fields: columns that are used when present.
+    """
+
+    name: str = ""
+    taxonomy: dict[str, str] = {}
+    reference_fields: tuple[str, ...] = ("answer",)
+    optional_reference_fields: tuple[str, ...] = ("solution",)
+
+    # --- training -------------------------------------------------------------------------------
+    def reward(self, completions: list[Any], **columns: Any) -> list[float]:
+        """TRL reward-function signature; reads the reference from the dataset columns."""
+        refs = self.references_from_columns(len(completions), columns)
+        return [self.score(completion_text(c), ref) for c, ref in zip(completions, refs)]
+
+    def score(self, completion: str, reference: dict[str, Any]) -> float:
+        raise NotImplementedError
+
+    def references_from_columns(self, n: int, columns: dict[str, Any]) -> list[dict[str, Any]]:
+        missing = [f for f in self.reference_fields if f not in columns]
+        if missing:
+            raise InputError(f"task '{self.name}' needs dataset column(s) {missing}; add them or map them "
+                             f"with the mentor config key 'columns'")
+        fields = self.reference_fields + tuple(f for f in self.optional_reference_fields if f in columns)
+        return [{f: columns[f][i] for f in fields} for i in range(n)]
+
+    def missing_reference(self, reference: dict[str, Any]) -> list[str]:
+        """Required reference fields that are absent or empty for one problem."""
+        return [f for f in self.reference_fields if reference.get(f) in (None, "", [])]
+
+    def hinted_prompt(self, prompt: str, hint: str) -> str:
+        """The prompt with the hint appended to the user's turn (`hint_placement: prompt`)."""
+        return f"{prompt}\nHint: {hint}\n"
+
+    # --- the four nodes' rules backend ----------------------------------------------------------
+    def feedback(self, completion: str, reference: dict[str, Any]) -> dict[str, Any]:
+        """Verifier feedback for one completion (extracted answer, format problems...)."""
+        raise NotImplementedError
+
+    def classify(self, attempt: Attempt, reference: dict[str, Any]) -> str:
+        """Error class (a key of `taxonomy`) of one failed attempt; `attempt.feedback` is filled."""
+        raise NotImplementedError
+
+    def analyse(self, group: FailedGroup, classes: list[str]) -> tuple[str, int | None]:
+        """Root cause (text) and first wrong step (or None) of a group, from its classified attempts."""
+        raise NotImplementedError
+
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
+        """Tier for the next draft: 1 concept, 2 strategy, 3 partial step. Escalates past earlier hints."""
+        earlier = max((h.get("tier", 0) for h in group.previous_hints), default=0)
+        return max(1, min(3, earlier + 1))
+
+    def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
+        """A hint at `tier`; `feedback` is the leakage checker's reason when an earlier draft leaked."""
+        raise NotImplementedError
+
+    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
+        """Task-specific detectors, run on top of the generic ones in `mentor.leakage`."""
+        return LeakVerdict(False)

@@ -1,0 +1,116 @@
+"""The data that flows through the mentor: failed groups in, interventions out, both plain JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class InputError(ValueError):
+    """A malformed failed group, config or dataset row. The message names the field and the fix."""
+
+
+@dataclass
+class Attempt:
+    """One failed completion of a group.
+
+    Args:
+        completion: the policy's text.
+        reward: what the trainer's reward functions gave it.
+        feedback: the verifier's feedback (filled by the task adapter when absent).
+    """
+
+    completion: str
+    reward: float = 0.0
+    feedback: dict[str, Any] | None = None
+
+
+@dataclass
+class FailedGroup:
+    """A GRPO group whose completions all failed: the unit the mentor works on.
+
+    Args:
+        problem_id: stable id of the problem, used for its hint history.
+        task: task adapter name (`arithmetic`, `math`, `code`).
+        prompt: the problem as the policy saw it.
+        reference: what the task needs to judge and hint (`answer`, `solution`, `operands`, `test`...).
+        attempts: the failed completions.
+        previous_hints: hints given earlier for this problem, oldest first, each `{"tier", "hint"}`;
+            the composer escalates past them.
+    """
+
+    problem_id: str
+    task: str
+    prompt: str
+    reference: dict[str, Any]
+    attempts: list[Attempt]
+    previous_hints: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> FailedGroup:
+        if not isinstance(row, dict):
+            raise InputError(f"a failed group must be a JSON object, got {type(row).__name__}")
+        for key, kind in (("problem_id", str), ("task", str), ("prompt", str), ("reference", dict), ("attempts", list)):
+            if key not in row:
+                raise InputError(f"missing field '{key}': every failed group needs problem_id, task, prompt, reference and attempts")
+            if not isinstance(row[key], kind):
+                raise InputError(f"field '{key}' must be a {kind.__name__}, got {type(row[key]).__name__}")
+        if not row["attempts"]:
+            raise InputError("field 'attempts' is empty: a failed group needs at least one failed completion")
+        attempts = []
+        for i, a in enumerate(row["attempts"]):
+            if not isinstance(a, dict) or not isinstance(a.get("completion"), str):
+                raise InputError(f"attempts[{i}] needs a string 'completion' (and optionally 'reward', 'feedback')")
+            attempts.append(Attempt(a["completion"], float(a.get("reward", 0.0)), a.get("feedback")))
+        return cls(row["problem_id"], row["task"], row["prompt"], dict(row["reference"]), attempts,
+                   list(row.get("previous_hints") or []))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Diagnosis:
+    """What the classifier and the analyst concluded about a failed group."""
+
+    error_class: str = "unknown"
+    error_classes: dict[str, int] = field(default_factory=dict)
+    root_cause: str = ""
+    first_error_step: int | None = None
+
+
+@dataclass
+class LeakVerdict:
+    """The leakage checker's verdict on one hint draft."""
+
+    leaked: bool
+    detectors: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+@dataclass
+class Intervention:
+    """What the mentor did for one failed group. `hint` is None when it gave none."""
+
+    problem_id: str
+    task: str = ""
+    diagnosis: Diagnosis = field(default_factory=Diagnosis)
+    hint: str | None = None
+    tier: int = 0
+    withheld: bool = False
+    leak: dict[str, Any] = field(default_factory=lambda: {"leaked_drafts": []})
+    latency_s: dict[str, float] = field(default_factory=dict)
+    backend: dict[str, str] = field(default_factory=dict)
+    fallbacks: list[str] = field(default_factory=list)  # "node: reason" per llm -> rules fallback
+    error: str | None = None
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> Intervention:
+        row = dict(row)
+        row["diagnosis"] = Diagnosis(**row.get("diagnosis", {}))
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in row.items() if k in known})
