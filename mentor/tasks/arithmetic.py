@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from mentor.lab.data import hint_prompt
 from mentor.tasks.base import Task
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
@@ -51,6 +52,12 @@ class ArithmeticTask(Task):
         if not 1 <= prefix_digits < WIDTH:
             raise ValueError(f"prefix_digits must be between 1 and {WIDTH - 1}, got {prefix_digits}")
         self.prefix_digits = prefix_digits
+
+    def hinted_prompt(self, prompt: str, hint: str) -> str:
+        return hint_prompt(prompt, hint)
+
+    def response_prefix(self, hint: str) -> str:
+        return " " + hint.strip()  # the lab's answers start with a space: ` 0579`
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:
         return float(extract_answer(completion) == str(reference["answer"]))

@@ -58,6 +58,10 @@ class Task:
         """The prompt with the hint appended to the user's turn (`hint_placement: prompt`)."""
         return f"{prompt}\nHint: {hint}\n"
 
+    def response_prefix(self, hint: str) -> str:
+        """The start of the response for `hint_placement: prefix`: the hint, a partial solution."""
+        return hint
+
     # --- the four nodes' rules backend ----------------------------------------------------------
     def feedback(self, completion: str, reference: dict[str, Any]) -> dict[str, Any]:
         """Verifier feedback for one completion (extracted answer, format problems...)."""

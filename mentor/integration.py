@@ -1,0 +1,165 @@
+"""Mentor and MentorCallback: the mentor added to an existing TRL GRPO script in three lines.
+
+    from mentor import Mentor
+    mentor = Mentor.from_config("mentor.yaml")   # or a dict, or a MentorConfig
+    mentor.attach(trainer)                       # any GRPOTrainer or subclass instance
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from transformers import TrainerCallback
+from transformers.trainer_callback import ExportableState
+
+from mentor.config import MentorConfig
+from mentor.runtime import MentorRuntime
+from mentor.tasks import get_task
+from mentor.tasks.base import Task
+from mentor.traces import TraceStore
+from mentor.types import FailedGroup, InputError, Intervention
+
+logger = logging.getLogger("mentor")
+
+TESTED_TRL = ("1.16.0", "1.17.0")  # [lowest, highest) TRL versions whose private generation API the hook wraps
+HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards")
+
+
+def infer_task(columns: list[str] | None) -> str:
+    """The task a dataset's columns point to: code (`test`, `entry_point`), arithmetic (`operands`), math."""
+    columns = set(columns or [])
+    if {"test", "entry_point"} <= columns:
+        return "code"
+    if "operands" in columns:
+        return "arithmetic"
+    return "math"
+
+
+class MentorCallback(TrainerCallback, ExportableState):
+    """Owns the mentor's state during training: hint history, pending hints, counters, metrics and traces.
+
+    Its state is saved in every checkpoint (`trainer_state.json`) and restored by `resume_from_checkpoint`.
+
+    Args:
+        mentor: the Mentor it serves (it reads `traces` from its config).
+    """
+
+    def __init__(self, mentor: Mentor | None = None):
+        self.mentor = mentor
+        self.hint_history: dict[str, list[dict[str, Any]]] = {}  # problem_id -> [{"tier", "hint", "step"}]
+        self.pending: dict[str, str] = {}  # problem_id -> hint for its next sampling (mode: next_attempt)
+        self.totals: dict[str, float] = {}  # run-long counters of the mentor/* metrics
+        self.store: TraceStore | None = None
+
+    def state(self) -> dict[str, Any]:
+        return {"args": {}, "attributes": {"hint_history": self.hint_history, "pending": self.pending,
+                                           "totals": self.totals}}
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        saved = (state.stateful_callbacks or {}).get(type(self).__name__)
+        if saved and state.global_step > 0:  # resuming: restore in place, the hook holds this object
+            for name, value in saved.get("attributes", {}).items():
+                setattr(self, name, value)
+        if self.mentor is not None and self.mentor.config.traces and self.store is None:
+            if args.process_index == 0:
+                self.store = TraceStore(args.output_dir)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def remember(self, row: dict[str, Any], intervention: Intervention) -> None:
+        from mentor.intervene import problem_id
+
+        pid = problem_id(row)
+        self.hint_history.setdefault(pid, []).append({"tier": intervention.tier, "hint": intervention.hint})
+        if self.mentor is not None and self.mentor.config.mode == "next_attempt":
+            self.pending[pid] = intervention.hint
+
+    def log_step(self, trainer, step: int, metrics: dict[str, float], records: list[dict[str, Any]]) -> None:
+        """Metrics into the trainer's logs (so every reporter sees them); records into the trace store."""
+        for name, value in metrics.items():
+            trainer._metrics["train"][name].append(float(value))
+            if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s")):
+                self.totals[name] = self.totals.get(name, 0.0) + float(value)
+        if self.store is not None:
+            self.store.append(step, records, metrics)
+
+
+class Mentor:
+    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints.
+
+    Args:
+        config: a MentorConfig, a dict, a YAML path, or None for the defaults.
+        chat_model: the LangChain chat model for `llm` nodes (default: built from `config.llm`).
+    """
+
+    def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
+        self.config = MentorConfig.load(config)
+        self.runtime = MentorRuntime(self.config, chat_model)
+        self.callback: MentorCallback | None = None
+
+    @classmethod
+    def from_config(cls, source: MentorConfig | dict | str | None = None, chat_model: Any = None) -> Mentor:
+        """A Mentor from a MentorConfig, a dict or a YAML file (a training YAML's `mentor:` section works)."""
+        return cls(source, chat_model)
+
+    def diagnose(self, groups: list[FailedGroup]) -> list[Intervention]:
+        """Runs stored failed groups through the graph (what `mentor diagnose` does)."""
+        return self.runtime.run(groups)
+
+    def attach(self, trainer) -> MentorCallback:
+        """Installs the in-step hook on `trainer` and registers a MentorCallback; returns the callback."""
+        from mentor.intervene import InStepHook
+
+        task = self._check(trainer)
+        self.callback = MentorCallback(self)
+        trainer.add_callback(self.callback)
+        InStepHook(trainer, self.config, self.runtime, task, self.callback)
+        logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s", task.name, self.config.strategy,
+                    self.config.hint_placement, self.config.mode)
+        return self.callback
+
+    def _check(self, trainer) -> Task:
+        """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
+        import trl
+        from packaging.version import Version
+
+        if not isinstance(trainer, trl.GRPOTrainer):
+            raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer (or subclass), got {type(trainer).__name__}")
+        low, high = TESTED_TRL
+        if not Version(low) <= Version(trl.__version__) < Version(high):
+            raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
+                               f"Install a tested version: pip install 'trl>={low},<{high}'")
+        missing = [m for m in HOOKED_METHODS if not callable(getattr(trainer, m, None))]
+        if missing:
+            raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook wraps")
+        if getattr(trainer, "_mentor_attached", False):
+            raise RuntimeError("a mentor is already attached to this trainer")
+        if trainer.accelerator.num_processes > 1:
+            raise NotImplementedError(
+                f"the mentor's in-step hook runs in a single process for now; this run has "
+                f"{trainer.accelerator.num_processes} processes. Launch with one process.")
+        for feature in ("tools", "rollout_func", "environment_factories"):
+            if getattr(trainer, feature, None):
+                raise NotImplementedError(f"the mentor does not support GRPOTrainer's `{feature}` yet")
+        columns = getattr(trainer.train_dataset, "column_names", None)
+        if columns is not None and ("image" in columns or "images" in columns):
+            raise NotImplementedError("the mentor does not support image datasets yet")
+        ours = {column: field for field, column in self.config.columns.items()}
+        task = get_task(self.config.task or infer_task([ours.get(c, c) for c in columns or []]))
+        if columns is not None:
+            needed = [self.config.columns.get(f, f) for f in task.reference_fields]
+            absent = [c for c in needed if c not in columns]
+            if absent:
+                raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
+                                 f"its references; it has {columns}. Add them, or map yours with the mentor "
+                                 f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
+            if self.config.hint_placement == "prefix" and columns and "prompt" in columns:
+                if not isinstance(trainer.train_dataset[0]["prompt"], str):
+                    raise InputError("hint_placement: prefix needs plain-text prompts; this dataset is "
+                                     "conversational. Use hint_placement: prompt")
+        trainer._mentor_attached = True
+        return task

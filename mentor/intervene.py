@@ -1,0 +1,291 @@
+"""The in-step hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt.
+
+It wraps three methods of one GRPOTrainer instance (no TRL code is copied or changed):
+- `_generate_and_score_completions(inputs)`: remembers the dataset rows of the generation batch;
+- `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
+  prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
+- `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from mentor.config import MentorConfig
+from mentor.runtime import MentorRuntime
+from mentor.tasks.base import Task, completion_text
+from mentor.types import Attempt, FailedGroup, Intervention
+
+
+@dataclass
+class Generation:
+    """The eight per-row outputs of TRL's `_generate`, in its order."""
+
+    prompt_ids: list
+    completion_ids: list
+    tool_mask: list | None
+    completions: list
+    logprobs: list | None
+    extra_fields: dict
+    images: list | None
+    tool_images: list
+
+    def astuple(self) -> tuple:
+        return (self.prompt_ids, self.completion_ids, self.tool_mask, self.completions, self.logprobs,
+                self.extra_fields, self.images, self.tool_images)
+
+
+def prompt_text(prompt: Any) -> str:
+    """The problem text of a plain or conversational prompt (its last user turn)."""
+    if isinstance(prompt, str):
+        return prompt
+    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"), completion_text(prompt))
+
+
+def problem_id(row: dict[str, Any]) -> str:
+    """The row's `problem_id` (or `id`) column, else a stable hash of its prompt."""
+    for key in ("problem_id", "id"):
+        if row.get(key) is not None:
+            return str(row[key])
+    return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
+
+
+class InStepHook:
+    """Wraps a GRPOTrainer instance so collapsed groups are mentored inside the step.
+
+    Args:
+        trainer: the GRPOTrainer (or subclass) instance.
+        config: the MentorConfig (strategy, placement, threshold, rounds...).
+        runtime: runs the mentor graph over failed groups.
+        task: the task adapter that reads references and formats hinted prompts.
+        callback: the MentorCallback that keeps hint history, counters and traces.
+    """
+
+    def __init__(self, trainer, config: MentorConfig, runtime: MentorRuntime, task: Task, callback):
+        self.trainer, self.config, self.runtime, self.task, self.callback = trainer, config, runtime, task, callback
+        self.generate_raw = trainer._generate
+        self.score_raw = trainer._calculate_rewards
+        self.generate_and_score_raw = trainer._generate_and_score_completions
+        self.rows: list[dict[str, Any]] | None = None
+        self.cached_rewards: torch.Tensor | None = None
+        trainer._generate_and_score_completions = self.generate_and_score
+        trainer._generate = self.generate
+        trainer._calculate_rewards = self.calculate_rewards
+
+    # --- the three wrapped methods ------------------------------------------------------------------------
+    def generate_and_score(self, inputs):
+        self.rows = inputs
+        try:
+            return self.generate_and_score_raw(inputs)
+        finally:
+            self.rows, self.cached_rewards = None, None
+
+    def calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts):
+            rewards, self.cached_rewards = self.cached_rewards, None
+            return rewards
+        return self.score_raw(inputs, prompts, completions, completion_ids_list)
+
+    def generate(self, prompts):
+        if self.rows is None or not self.trainer.model.training:
+            return self.generate_raw(prompts)  # evaluation, or a call from outside a training step
+        hints = [""] * len(prompts)
+        if self.config.mode == "next_attempt":
+            prompts = list(prompts)
+            for i, row in enumerate(self.rows):
+                hint = self.callback.pending.get(problem_id(row))
+                if hint:
+                    prompts[i], hints[i] = self.hinted_prompt(prompts[i], hint), hint
+            for row in self.rows:
+                self.callback.pending.pop(problem_id(row), None)
+        out = Generation(*self.generate_raw(prompts))
+        rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
+                 "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
+        rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)
+        self.intervene(prompts, rows, out, rewards)
+        out.extra_fields = {**out.extra_fields, "mentor_hint": [r["mentor_hint"] for r in rows]}
+        self.cached_rewards = rewards
+        return out.astuple()
+
+    # --- the intervention -----------------------------------------------------------------------------------
+    def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
+        weights = self.trainer.reward_weights.to(rewards_per_func.device)
+        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
+        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("-inf"))
+
+    def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
+        G = self.trainer.num_generations
+        by_group = self.total(rewards_per_func).view(-1, G)
+        return [g for g in range(by_group.shape[0]) if bool((by_group[g] <= self.config.collapse_threshold).all())]
+
+    def intervene(self, prompts: list, rows: list[dict], out: Generation, rewards: torch.Tensor) -> None:
+        """Mentors collapsed groups and splices hinted re-attempts into `out`, `rows` and `rewards` in place."""
+        G, step = self.trainer.num_generations, self.trainer.state.global_step
+        n_groups = len(prompts) // G
+        targets = self.collapsed(rewards)
+        stats = Counter()
+        records: list[dict[str, Any]] = []
+        history = {g: [] for g in targets}  # hints given to each group in this step
+        totals = self.total(rewards).tolist()
+        attempts = {g: [(completion_text(out.completions[g * G + j]), totals[g * G + j]) for j in range(G)]
+                    for g in targets}
+        mentor_s = regen_s = 0.0
+        for round_ in range(1, self.config.max_rounds + 1):
+            groups, kept = [], []
+            for g in targets:
+                failed = self.failed_group(rows[g * G], attempts[g], history[g])
+                if isinstance(failed, str):
+                    stats[f"skipped/{failed}"] += 1
+                    continue
+                groups.append(failed)
+                kept.append(g)
+            t0 = time.perf_counter()
+            interventions = self.runtime.run(groups)
+            mentor_s += time.perf_counter() - t0
+            hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
+            t0 = time.perf_counter()
+            reattempts = self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step" else {}
+            regen_s += time.perf_counter() - t0
+            targets = []
+            for g, iv in zip(kept, interventions):
+                record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
+                records.append(record)
+                stats["interventions"] += 1
+                stats["recovered"] += record["recovered"]
+                stats["withheld"] += iv.withheld
+                stats["leaks_blocked"] += len(iv.leak["leaked_drafts"])
+                stats["llm_fallbacks"] += len(iv.fallbacks)
+                stats["failures"] += iv.error is not None
+                stats[f"error_class/{iv.diagnosis.error_class}"] += iv.error is None
+                if iv.hint:
+                    stats["tier_sum"] += iv.tier
+                    stats["hinted"] += 1
+                    self.callback.remember(rows[g * G], iv)
+                    history[g].append({"tier": iv.tier, "hint": iv.hint})
+                    if self.config.mode == "in_step":
+                        gen, hint_rewards = reattempts[g]
+                        self.splice(g, gen, hint_rewards, iv.hint, out, rows, rewards)
+                        if not record["recovered"]:  # escalate next round on the new failures
+                            attempts[g] = [(completion_text(c), r) for c, r in
+                                           zip(gen.completions, self.total(hint_rewards).tolist())]
+                            targets.append(g)
+            if not targets or self.config.mode == "next_attempt":
+                break
+        metrics = {
+            "mentor/collapse_rate_before": len(history) / max(n_groups, 1),
+            "mentor/collapse_rate_after": len(self.collapsed(rewards)) / max(n_groups, 1),
+            "mentor/interventions": stats["interventions"],
+            "mentor/recovered": stats["recovered"] / stats["interventions"] if stats["interventions"] else 0.0,
+            "mentor/withheld": stats["withheld"], "mentor/leaks_blocked": stats["leaks_blocked"],
+            "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
+            "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
+            "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
+            **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
+        }
+        self.callback.log_step(self.trainer, step, metrics, records)
+
+    def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
+        """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
+        reference = {}
+        for field in self.task.reference_fields + self.task.optional_reference_fields:
+            value = row.get(self.config.columns.get(field, field))
+            if value is not None:
+                reference[field] = value
+        if self.task.missing_reference(reference):
+            return "missing_reference"
+        pid = problem_id(row)
+        return FailedGroup(pid, self.task.name, prompt_text(row["prompt"]), reference,
+                           [Attempt(c, r) for c, r in attempts],
+                           previous_hints=self.callback.hint_history.get(pid, []) + history)
+
+    def hinted_prompt(self, prompt: Any, hint: str) -> Any:
+        """The prompt the policy re-attempts: hint in the user turn, or as the start of the response."""
+        if self.config.hint_placement == "prefix":
+            return prompt + self.task.response_prefix(hint)
+        if isinstance(prompt, str):
+            return self.task.hinted_prompt(prompt, hint)
+        prompt = copy.deepcopy(prompt)
+        last_user = max(i for i, m in enumerate(prompt) if m.get("role") == "user")
+        prompt[last_user]["content"] = self.task.hinted_prompt(prompt[last_user]["content"], hint)
+        return prompt
+
+    def reattempt(self, prompts: list, rows: list[dict], hinted: list[tuple[int, Intervention]]) -> dict:
+        """G fresh completions per hinted group through the trainer's own generation path, scored once.
+
+        Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs.
+        """
+        G = self.trainer.num_generations
+        hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in hinted for _ in range(G)]
+        gen = Generation(*self.generate_raw(hinted_prompts))
+        hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in hinted for j in range(G)]
+        completions = gen.completions
+        if self.config.hint_placement == "prefix":  # the verifier judges the whole response
+            completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
+                           for i, c in enumerate(completions)]
+            gen.completions = completions
+        pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
+        scores = self.score_raw(hint_rows, [prompts[g * G] for g, _ in hinted for _ in range(G)], completions,
+                                gen.completion_ids)
+        if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
+            self.trainer._pending_extra_logs = pending_logs
+        return {g: (Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple())),
+                    scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}
+
+    def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation,
+               rows: list[dict], rewards: torch.Tensor) -> None:
+        """Puts hinted rows into group g as the strategy says."""
+        G, threshold = self.trainer.num_generations, self.config.collapse_threshold
+        totals = self.total(hint_rewards).tolist()
+        if self.config.strategy == "replace_group":
+            picks = list(range(G))
+        elif self.config.strategy == "replace_k":
+            picks = [j for j in range(G) if totals[j] > threshold][:self.config.k]
+        else:
+            picks = list(range(max(1, round(self.config.mixed_share * G))))
+        for slot, j in enumerate(picks):
+            i = g * G + slot
+            prompt_ids, completion_ids = gen.prompt_ids[j], gen.completion_ids[j]
+            logprobs = gen.logprobs[j] if gen.logprobs is not None else None
+            if self.config.strip_hint:  # off-policy: the loss sees the original prompt
+                prefix_ids = self.prefix_ids(out.prompt_ids[i], prompt_ids, hint) if self.config.train_prefix else []
+                prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
+                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
+                logprobs = None if logprobs is None else [None] * len(completion_ids)
+            out.prompt_ids[i], out.completion_ids[i] = prompt_ids, completion_ids
+            out.completions[i] = gen.completions[j]
+            if out.logprobs is not None:
+                out.logprobs[i] = logprobs
+            if out.tool_mask is not None and gen.tool_mask is not None:
+                out.tool_mask[i] = [1] * (len(completion_ids) - len(gen.tool_mask[j])) + list(gen.tool_mask[j])
+            for key, values in gen.extra_fields.items():
+                if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
+                    out.extra_fields[key][i] = values[j]
+            rows[i] = {**rows[i], "mentor_hint": hint}
+            rewards[i] = hint_rewards[j]
+
+    def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
+        """Token ids of the response prefix: what the hinted prompt adds to the original one."""
+        if list(hinted[:len(original)]) == list(original):
+            return list(hinted[len(original):])
+        return self.trainer.processing_class(text=self.task.response_prefix(hint), add_special_tokens=False)["input_ids"]
+
+    def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
+               iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
+        """The trace record of one intervention."""
+        record = {**iv.to_dict(), "step": step, "group": g, "round": round_, "prompt": prompt_text(row["prompt"]),
+                  "attempts": [{"completion": c, "reward": r} for c, r in attempts], "reattempt": [],
+                  "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement}
+        if reattempt is not None:
+            gen, scores = reattempt
+            totals = self.total(scores).tolist()
+            record["reattempt"] = [{"completion": completion_text(c), "reward": r}
+                                   for c, r in zip(gen.completions, totals)]
+            record["recovered"] = any(r > self.config.collapse_threshold for r in totals)
+        return record

@@ -1,0 +1,142 @@
+"""The mentor graph with the rules backend: its shape, the bounded leak loop, the runtime and `mentor diagnose`."""
+
+import json
+import shutil
+
+import pytest
+
+from mentor.cli import main
+from mentor.config import MentorConfig
+from mentor.runtime import MentorRuntime, load_graph
+from mentor.tasks import get_task
+from mentor.types import FailedGroup, InputError, LeakVerdict
+
+# 158 + 267 = 425: a carry into the tens and into the hundreds.
+ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
+              "reference": {"answer": "0425", "operands": [158, 267]},
+              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
+                           {"completion": " 0435", "reward": 0.0}]}
+
+
+def test_graph_has_the_four_agents_and_the_bounded_loop():
+    graph = load_graph(MentorConfig().graph).get_graph()
+    nodes = set(graph.nodes) - {"__start__", "__end__"}
+    assert nodes == {"error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker"}
+    edges = {(e.source, e.target) for e in graph.edges}
+    assert ("error_classifier", "root_cause_analyst") in edges
+    assert ("root_cause_analyst", "hint_composer") in edges
+    assert ("hint_composer", "leakage_checker") in edges
+    assert ("leakage_checker", "hint_composer") in edges  # the loop back with the reason
+    assert ("leakage_checker", "__end__") in edges
+
+
+def test_rules_backend_diagnoses_arithmetic_failures():
+    [result] = MentorRuntime().run([FailedGroup.from_dict(ARITHMETIC)])
+    assert result.error is None
+    assert result.diagnosis.error_classes == {"missed_carry": 2, "wrong_tens": 1}
+    assert result.diagnosis.error_class == "missed_carry"
+    assert "2 of 3 attempts get the tens digit wrong" in result.diagnosis.root_cause
+    assert result.diagnosis.first_error_step == 2  # the tens column, counted from the units
+    assert result.hint == "04" and result.tier == 3 and not result.withheld
+    assert set(result.latency_s) == set(result.backend) == {"error_classifier", "root_cause_analyst",
+                                                            "hint_composer", "leakage_checker"}
+    assert all(b == "rules" for b in result.backend.values())
+    assert [n["node"] for n in result.nodes] == ["error_classifier", "root_cause_analyst", "hint_composer",
+                                                 "leakage_checker"]
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_hint_that_always_leaks_is_withheld_after_the_bound(monkeypatch, retries):
+    task = get_task("arithmetic")
+    monkeypatch.setattr(task, "compose", lambda group, diagnosis, tier, feedback: "the answer is 0425")
+    [result] = MentorRuntime({"max_leak_retries": retries}).run([FailedGroup.from_dict(ARITHMETIC)])
+    assert result.withheld and result.hint is None
+    drafts = result.leak["leaked_drafts"]
+    assert len(drafts) == retries + 1
+    assert all(d["detectors"] and d["draft"] == "the answer is 0425" for d in drafts)
+    assert [n["node"] for n in result.nodes].count("hint_composer") == retries + 1
+
+
+def test_the_composer_hears_why_a_draft_leaked(monkeypatch):
+    task = get_task("arithmetic")
+    seen = []
+
+    def compose(group, diagnosis, tier, feedback):
+        seen.append(feedback)
+        return "0425" if feedback is None else "04"
+
+    monkeypatch.setattr(task, "compose", compose)
+    [result] = MentorRuntime().run([FailedGroup.from_dict(ARITHMETIC)])
+    assert result.hint == "04" and not result.withheld
+    assert seen[0] is None and "leaked" in seen[1]
+
+
+def test_one_failing_group_does_not_touch_the_others(monkeypatch):
+    task = get_task("arithmetic")
+    original = task.analyse
+
+    def analyse(group, classes):
+        if group.problem_id == "bad":
+            raise RuntimeError("boom")
+        return original(group, classes)
+
+    monkeypatch.setattr(task, "analyse", analyse)
+    groups = [FailedGroup.from_dict({**ARITHMETIC, "problem_id": pid}) for pid in ("a", "bad", "c")]
+    results = MentorRuntime().run(groups)
+    assert [r.problem_id for r in results] == ["a", "bad", "c"]
+    assert results[1].error and "boom" in results[1].error and results[1].hint is None
+    assert results[0].hint == results[2].hint == "04"
+
+
+def test_graph_loads_from_an_edited_copy(tmp_path):
+    shutil.copytree("graphs", tmp_path / "my_graphs")
+    graph_file = tmp_path / "my_graphs" / "mentor" / "graph.py"
+    graph_file.write_text(graph_file.read_text().replace('compile(name="mentor")', 'compile(name="edited")'))
+    assert load_graph(f"{graph_file}:graph").name == "edited"
+    assert load_graph(f"{graph_file}:build_graph").name == "edited"
+    with pytest.raises(InputError, match="no variable 'nope'"):
+        load_graph(f"{graph_file}:nope")
+
+
+def test_config_errors_name_the_field():
+    with pytest.raises(InputError, match="strategy"):
+        MentorConfig.load({"strategy": "everything"})
+    with pytest.raises(InputError, match="unknown key.*colour"):
+        MentorConfig.load({"colour": "blue"})
+    with pytest.raises(InputError, match="nodes.hint_composer"):
+        MentorConfig.load({"nodes": {"hint_composer": "gpt"}})
+
+
+def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
+    failures = tmp_path / "failures.jsonl"
+    rows = [json.dumps(ARITHMETIC), "{not json", json.dumps({"problem_id": "x", "task": "arithmetic"}),
+            json.dumps({**ARITHMETIC, "problem_id": "add-0043"})]
+    failures.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["diagnose", str(failures), "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "failures.jsonl:2: not JSON" in captured.err
+    assert "failures.jsonl:3: missing field 'prompt'" in captured.err
+    assert "groups: 2" in captured.out and "missed_carry" in captured.out
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["problem_id"] for line in lines] == ["add-0042", "add-0043"]
+    for line in lines:
+        assert {"error_class", "error_classes", "root_cause", "first_error_step"} <= set(line["diagnosis"])
+        assert {"hint", "tier", "withheld", "leak", "latency_s", "backend"} <= set(line)
+
+
+def test_graph_draw_offline(tmp_path, capsys):
+    assert main(["graph", "draw"]) == 0
+    assert "hint_composer" in capsys.readouterr().out
+    assert main(["graph", "draw", "--format", "ascii", "-o", str(tmp_path / "g.txt")]) == 0
+    assert "leakage_checker" in (tmp_path / "g.txt").read_text()
+
+
+def test_arithmetic_leak_check_spots_the_whole_answer_only():
+    task = get_task("arithmetic")
+    reference = {"answer": "0425", "operands": [158, 267]}
+    assert task.leak_check("it is 425", reference).leaked
+    assert task.leak_check("0 425", reference).leaked
+    assert not task.leak_check("04", reference).leaked
+    assert not task.leak_check("add 158 and 267", reference).leaked
+    assert isinstance(task.leak_check("04", reference), LeakVerdict)
