@@ -142,6 +142,7 @@ class InStepHook:
             for g in targets:
                 failed = self.failed_group(rows[g * G], attempts[g], history[g])
                 if isinstance(failed, str):
+                    stats["skipped"] += 1
                     stats[f"skipped/{failed}"] += 1
                     continue
                 groups.append(failed)
@@ -187,6 +188,7 @@ class InStepHook:
             "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
             "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
             "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
+            "mentor/skipped": stats["skipped"],
             **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
         }
         self.callback.log_step(self.trainer, step, metrics, records)

@@ -1,0 +1,253 @@
+"""The mentor inside real GRPOTrainer steps on CPU, with a tiny policy built in memory.
+
+A random policy never answers a hard addition, so every group collapses. These tests check the mechanics
+with a reward that pays hinted rows (it reads the `mentor_hint` column, as any reward function can);
+test_lab.py checks that a pre-trained policy really earns reward from the arithmetic mentor's hints.
+"""
+
+import json
+
+import pytest
+import torch
+from trl import GRPOConfig, GRPOTrainer
+
+from mentor import Mentor, MentorCallback
+from mentor.lab.data import make_dataset
+from mentor.lab.model import build_policy
+from mentor.tasks import get_task
+from mentor.traces import TraceStore
+from mentor.types import InputError
+
+G = 4
+
+
+class RecordingReward:
+    """Pays every other hinted row; records what it was asked to score."""
+
+    __name__ = "recording_reward"
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def __call__(self, prompts, completions, answer, mentor_hint=None, **kwargs):
+        mentor_hint = mentor_hint or [""] * len(completions)
+        self.calls.append({"completions": list(completions), "hints": list(mentor_hint)})
+        return [1.0 if hint and i % 2 == 0 else 0.0 for i, hint in enumerate(mentor_hint)]
+
+
+def make_trainer(tmp_path, reward, max_steps=1, dataset=None, **overrides):
+    model, tokenizer = build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, per_device_train_batch_size=8,
+                      num_generations=G, max_completion_length=6, max_steps=max_steps, logging_steps=1,
+                      learning_rate=1e-2, report_to="none", gradient_checkpointing=False, seed=0,
+                      disable_tqdm=True, **{"save_strategy": "no", **overrides})
+    dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
+    return GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+                       processing_class=tokenizer)
+
+
+def weights(model):
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def moved(model, before):
+    return sum(not torch.equal(p.detach(), before[name]) for name, p in model.named_parameters())
+
+
+def test_without_the_mentor_a_collapsed_batch_does_not_move_the_policy(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward())
+    before = weights(trainer.model)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["frac_reward_zero_std"] == 1.0 and log["grad_norm"] == 0.0
+    assert moved(trainer.model, before) == 0
+
+
+def test_with_the_mentor_collapsed_groups_are_rescued_in_the_step(tmp_path):
+    reward = RecordingReward()
+    trainer = make_trainer(tmp_path, reward)
+    before = weights(trainer.model)
+    callback = Mentor.from_config({}).attach(trainer)
+    assert isinstance(callback, MentorCallback) and callback in trainer.callback_handler.callbacks
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/collapse_rate_before"] == 1.0
+    assert log["mentor/collapse_rate_after"] < log["mentor/collapse_rate_before"]
+    assert log["mentor/interventions"] == 2 and log["mentor/recovered"] == 1.0
+    assert log["mentor/tier_mean"] == 3 and log["mentor/error_class/no_answer"] == 2
+    assert log["grad_norm"] > 0 and moved(trainer.model, before) > 0
+    # Each completion is scored once: 8 first attempts, then 8 re-attempts; TRL's own call hit the cache.
+    assert [len(c["completions"]) for c in reward.calls] == [8, 8]
+    assert all(h == "" for h in reward.calls[0]["hints"]) and all(reward.calls[1]["hints"])
+
+
+def test_traces_are_readable_from_the_run_directory(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    store = TraceStore(tmp_path, readonly=True)
+    assert store.count() == 4
+    assert [s["step"] for s in store.steps()] == [0, 1]
+    first = store.interventions(limit=1)[0]
+    assert first["step"] == 0 and len(first["attempts"]) == G and len(first["reattempt"]) == G
+    assert first["hint"] and first["recovered"] is True
+    assert [n["node"] for n in first["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
+                                                    "leakage_checker"]
+    assert store.interventions(step_min=1) == store.interventions(after_id=2)
+    assert store.get(first["id"])["problem_id"] == first["problem_id"]
+
+
+@pytest.mark.parametrize("strategy,extra,hinted_rows", [
+    ("replace_group", {}, G),
+    ("replace_k", {"k": 1}, 1),
+    ("mixed", {"mixed_share": 0.5}, 2),
+])
+def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows):
+    seen = {}
+    trainer = make_trainer(tmp_path, RecordingReward())
+    Mentor.from_config({"strategy": strategy, **extra}).attach(trainer)
+    original = trainer._compute_loss
+
+    def compute_loss(model, inputs):
+        seen["prompt_ids"] = inputs["prompt_ids"]
+        seen["advantages"] = inputs["advantages"]
+        return original(model, inputs)
+
+    trainer._compute_loss = compute_loss
+    trainer.train()
+    tokenizer = trainer.processing_class
+    prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
+    hinted = sum("Hint:" in p for p in prompts)
+    assert hinted == 2 * hinted_rows  # two collapsed groups
+    log = trainer.state.log_history[0]
+    assert log["mentor/collapse_rate_after"] == 0.0 and seen["advantages"].abs().sum() > 0
+
+
+def test_strip_hint_trains_the_hinted_completion_after_the_original_prompt(tmp_path):
+    seen = {}
+    trainer = make_trainer(tmp_path, RecordingReward())
+    Mentor.from_config({"strip_hint": True}).attach(trainer)
+    original = trainer._compute_loss
+
+    def compute_loss(model, inputs):
+        seen["prompt_ids"] = inputs["prompt_ids"]
+        return original(model, inputs)
+
+    trainer._compute_loss = compute_loss
+    trainer.train()
+    prompts = trainer.processing_class.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
+    assert not any("Hint:" in p for p in prompts)
+    assert trainer.state.log_history[0]["mentor/collapse_rate_after"] == 0.0
+
+
+def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path):
+    seen = {}
+    reward = RecordingReward()
+    trainer = make_trainer(tmp_path, reward)
+    Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
+    original = trainer._compute_loss
+
+    def compute_loss(model, inputs):
+        seen["completion_ids"] = inputs["completion_ids"]
+        seen["prompt_ids"] = inputs["prompt_ids"]
+        return original(model, inputs)
+
+    trainer._compute_loss = compute_loss
+    trainer.train()
+    tokenizer = trainer.processing_class
+    completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
+    prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
+    answers = {row["prompt"]: row["answer"] for row in make_dataset("hard", 16, seed=0)}
+    prefixed = [c for p, c in zip(prompts, completions) if c.startswith(" " + answers[p.strip()][:2])]
+    assert len(prefixed) >= 2 * G  # every hinted row starts with the first two answer digits
+    assert all(p.strip().endswith("A:") for p in prompts)  # the prompt is the original one
+    # The verifier judged the whole response, prefix included.
+    assert all(c.startswith(" ") for c in reward.calls[1]["completions"])
+
+
+def test_next_attempt_mode_hints_the_problem_when_it_comes_back(tmp_path):
+    reward = RecordingReward()
+    dataset = make_dataset("hard", 2, seed=0)  # two problems: each batch sees both again
+    trainer = make_trainer(tmp_path, reward, max_steps=2, dataset=dataset)
+    callback = Mentor.from_config({"mode": "next_attempt"}).attach(trainer)
+    trainer.train()
+    first, second = reward.calls[0], reward.calls[1]
+    assert len(reward.calls) == 2  # no re-generation inside the step
+    assert not any(first["hints"]) and all(second["hints"])
+    assert len(callback.hint_history) == 2
+
+
+def test_checkpoint_then_resume_restores_the_mentor_state(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2, save_strategy="steps", save_steps=2)
+    callback = Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    history = json.loads(json.dumps(callback.hint_history))
+    assert history and callback.totals["mentor/interventions"] == 4
+    state = json.loads((tmp_path / "checkpoint-2" / "trainer_state.json").read_text())
+    assert state["stateful_callbacks"]["MentorCallback"]["attributes"]["hint_history"] == history
+
+    resumed = make_trainer(tmp_path, RecordingReward(), max_steps=3, save_strategy="no")
+    fresh = Mentor.from_config({}).attach(resumed)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "checkpoint-2"))
+    assert fresh.totals["mentor/interventions"] == 6  # 4 restored + 2 from step 3
+    for pid, hints in history.items():
+        assert fresh.hint_history[pid][:len(hints)] == hints
+
+
+def test_a_mentor_that_fails_every_call_lets_training_finish(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("mentor down")
+
+    monkeypatch.setattr(get_task("arithmetic"), "analyse", broken)
+    trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    assert trainer.state.global_step == 2
+    logs = [log for log in trainer.state.log_history if "mentor/failures" in log]
+    assert [log["mentor/failures"] for log in logs] == [2, 2]
+    assert all(log["mentor/collapse_rate_after"] == 1.0 for log in logs)
+
+
+def test_an_unreachable_llm_server_falls_back_to_rules_and_is_counted(tmp_path):
+    config = {"nodes": {"hint_composer": "llm"},
+              "llm": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "timeout_s": 2,
+                      "max_retries": 0}}
+    trainer = make_trainer(tmp_path, RecordingReward())
+    Mentor.from_config(config).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/llm_fallbacks"] == 2 and log["mentor/collapse_rate_after"] == 0.0
+
+
+def test_attach_refuses_what_it_cannot_serve(tmp_path):
+    dataset = make_dataset("hard", 16, seed=0).remove_columns(["operands"])
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=dataset)
+    with pytest.raises(InputError, match=r"lacks column\(s\) \['operands'\]"):
+        Mentor.from_config({"task": "arithmetic"}).attach(trainer)
+    with pytest.raises(TypeError, match="GRPOTrainer"):
+        Mentor.from_config({}).attach(object())
+    renamed = make_dataset("hard", 16, seed=0).rename_column("answer", "gold")
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=renamed.add_column("answer", renamed["gold"]))
+    Mentor.from_config({"columns": {"answer": "gold"}}).attach(trainer)
+    with pytest.raises(RuntimeError, match="already attached"):
+        Mentor.from_config({}).attach(trainer)
+
+
+def test_a_row_without_its_reference_is_skipped_and_counted(tmp_path):
+    dataset = make_dataset("hard", 16, seed=0)
+    dataset = dataset.map(lambda row: {"operands": []})
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=dataset)
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/skipped"] == log["mentor/skipped/missing_reference"] == 2
+    assert log["mentor/interventions"] == 0 and log["mentor/collapse_rate_after"] == 1.0
+
+
+def test_the_version_guard_names_the_fix(tmp_path, monkeypatch):
+    import trl
+
+    trainer = make_trainer(tmp_path, RecordingReward())
+    monkeypatch.setattr(trl, "__version__", "0.9.0")
+    with pytest.raises(RuntimeError, match="pip install 'trl>=1.16.0,<1.17.0'"):
+        Mentor.from_config({}).attach(trainer)
