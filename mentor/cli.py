@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", help="file to write (default: print)")
     draw.add_argument("--config", help="mentor config YAML naming the graph")
     draw.set_defaults(func=cmd_graph_draw)
+
+    from mentor.demo import add_demo_command
+    from mentor.viewer import add_traces_command
+
+    add_demo_command(sub)
+    add_traces_command(sub)
     return parser
 
 
