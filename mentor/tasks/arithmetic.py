@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from mentor.lab.data import hint_prompt
-from mentor.tasks.base import Task
+from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 COLUMNS = ("thousands", "hundreds", "tens", "units")  # answer digit positions, left to right
@@ -124,3 +124,8 @@ class ArithmeticTask(Task):
         if any(int(n) == int(answer) for n in numbers):
             return LeakVerdict(True, ["whole_answer"], f"the hint contains the whole answer {answer}")
         return LeakVerdict(False)
+
+
+def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float]:
+    """TRL reward function: 1.0 when the completion starts with the exact 4-digit `answer`, else 0.0."""
+    return [float(extract_answer(completion_text(c)) == str(a)) for c, a in zip(completions, answer)]
