@@ -24,6 +24,9 @@ from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
 
 
+LIBRARY_FIELD = "hint"  # a dataset column of pre-defined hints, read by graphs/static_hints
+
+
 @dataclass
 class Generation:
     """The eight per-row outputs of TRL's `_generate`, in its order."""
@@ -196,7 +199,7 @@ class InStepHook:
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
         reference = {}
-        for field in self.task.reference_fields + self.task.optional_reference_fields:
+        for field in self.task.reference_fields + self.task.optional_reference_fields + (LIBRARY_FIELD,):
             value = row.get(self.config.columns.get(field, field))
             if value is not None:
                 reference[field] = value

@@ -1,0 +1,22 @@
+"""The static-hints baseline: hint_library -> leakage_checker. Wiring only."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.mentor.nodes import leakage_checker
+from graphs.mentor.state import MentorState
+from graphs.static_hints.nodes import hint_library
+
+
+def build_graph(config=None):
+    builder = StateGraph(MentorState)
+    builder.add_node("hint_library", hint_library)
+    builder.add_node("leakage_checker", leakage_checker)
+    builder.add_edge(START, "hint_library")
+    builder.add_conditional_edges("hint_library", lambda s: END if s.get("withheld") else "leakage_checker")
+    builder.add_edge("leakage_checker", END)
+    return builder.compile(name="static_hints")
+
+
+graph = build_graph()
