@@ -1,5 +1,213 @@
-"""`mentor demo`: the offline CPU lab that shows zero-reward collapse and the mentor's recovery."""
+"""`mentor demo`: the offline CPU lab that shows zero-reward collapse and the mentor's recovery.
+
+Three arms share the pre-trained policy, the seed, the step budget and the hyper-parameters:
+- `grpo`: plain GRPO, no hints;
+- `static_hints`: a pre-defined hint library (the first answer digits of each problem), given whenever the
+  problem's group collapses, through the `graphs/static_hints` graph;
+- `mentor`: the four-agent mentor graph, diagnosing each collapsed group live.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ARMS = ("grpo", "static_hints", "mentor")
+STATIC_HINT_DIGITS = 2  # the best fixed hint measured in the prototype (design.md)
+
+# How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
+# keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
+LAB_STRATEGY: dict[str, Any] = {"task": "arithmetic", "strategy": "mixed", "mixed_share": 0.75,
+                                "hint_placement": "prefix", "strip_hint": True, "train_prefix": True}
+
+
+@dataclass
+class DemoSettings:
+    """What one demo run does. Defaults are the full demo; `quick()` is the smoke run.
+
+    Args:
+        steps: GRPO steps per arm.
+        prompts_per_step: problems per step (each gets `num_generations` completions).
+        num_generations: GRPO group size G.
+        learning_rate: constant learning rate.
+        train_problems: hard training problems (operands 100-999).
+        heldout_problems: held-out hard problems, never trained on, decoded greedily.
+        eval_every: steps between held-out evaluations (the curve).
+        seeds: one run per seed and arm.
+        arms: which arms to run.
+        pretrain: overrides of the lab's pre-training hyper-parameters.
+    """
+
+    steps: int = 300
+    prompts_per_step: int = 8
+    num_generations: int = 8
+    learning_rate: float = 5e-4
+    train_problems: int = 4000
+    heldout_problems: int = 500
+    eval_every: int = 50
+    seeds: list[int] = field(default_factory=lambda: [0])
+    arms: list[str] = field(default_factory=lambda: list(ARMS))
+    pretrain: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def quick(cls) -> DemoSettings:
+        return cls(steps=20, heldout_problems=100, eval_every=10, train_problems=500, pretrain={"steps": 600})
+
+
+def arm_config(arm: str) -> dict[str, Any] | None:
+    """The mentor config of an arm (None: no mentor)."""
+    if arm == "grpo":
+        return None
+    if arm == "static_hints":
+        return {**LAB_STRATEGY, "graph": "graphs/static_hints/graph.py:graph"}
+    return dict(LAB_STRATEGY)
+
+
+def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_dir: Path) -> dict[str, Any]:
+    """Trains one arm from the pre-trained policy; returns its figures."""
+    import torch
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+
+    from mentor import Mentor
+    from mentor.lab import data as labdata
+    from mentor.lab.pretrain import evaluate, first_digits, load_policy
+    from mentor.tasks.arithmetic import arithmetic_reward
+    from mentor.traces import TraceStore
+
+    model, tokenizer = load_policy(policy_dir)
+    heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
+    dataset = labdata.make_dataset("hard", settings.train_problems, seed=seed, split="train")
+    if arm == "static_hints":  # the pre-defined hint library, one fixed hint per problem
+        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], STATIC_HINT_DIGITS)})
+    curve: list[dict[str, float]] = []
+
+    class HeldoutCurve(TrainerCallback):
+        def on_step_end(self, args, state, control, model=None, **kwargs):
+            if state.global_step % settings.eval_every == 0 or state.global_step == state.max_steps:
+                curve.append({"step": state.global_step, "heldout_acc": evaluate(model, tokenizer, heldout)})
+
+    run_dir = out_dir / f"{arm}-seed{seed}"
+    args = GRPOConfig(
+        output_dir=str(run_dir), use_cpu=True, bf16=False, beta=0.0, seed=seed, report_to="none",
+        learning_rate=settings.learning_rate, lr_scheduler_type="constant", max_steps=settings.steps,
+        per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
+        num_generations=settings.num_generations, max_completion_length=6, temperature=1.0,
+        logging_steps=1, save_strategy="no", gradient_checkpointing=False, disable_tqdm=False)
+    torch.manual_seed(seed)
+    trainer = GRPOTrainer(model=model, reward_funcs=[arithmetic_reward], args=args, train_dataset=dataset,
+                          processing_class=tokenizer, callbacks=[HeldoutCurve()])
+    config = arm_config(arm)
+    if config is not None:
+        Mentor.from_config(config).attach(trainer)
+    before = evaluate(model, tokenizer, heldout)
+    curve.append({"step": 0, "heldout_acc": before})
+    t0 = time.perf_counter()
+    trainer.train()
+    train_s = time.perf_counter() - t0
+    after = curve[-1]["heldout_acc"]
+    hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(STATIC_HINT_DIGITS), placement="prefix")
+    logs = [log for log in trainer.state.log_history if "reward" in log]
+    result = {
+        "heldout_acc_before": before, "heldout_acc_after": after, "curve": curve, "train_s": train_s,
+        "hint_reliance": hinted - after,
+        "reward": [log["reward"] for log in logs],
+        "collapse_rate_before": [log.get("mentor/collapse_rate_before", log["frac_reward_zero_std"]) for log in logs],
+        "collapse_rate_after": [log.get("mentor/collapse_rate_after", log["frac_reward_zero_std"]) for log in logs],
+    }
+    if config is not None:
+        store = TraceStore(run_dir, readonly=True)
+        hints = [r["hint"] for r in store if r.get("hint")]
+        result["interventions"] = store.count()
+        result["hint_tokens_per_intervention"] = (
+            sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints) / max(store.count(), 1))
+        result["traces"] = str(run_dir.relative_to(out_dir))
+        store.close()
+    else:
+        result["interventions"], result["hint_tokens_per_intervention"] = 0, 0.0
+    return result
+
+
+def summarise_arms(per_seed: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Mean and spread over seeds of each arm's figures; the per-seed runs are kept under `runs`."""
+    arms = {}
+    for arm, runs in per_seed.items():
+        after = [r["heldout_acc_after"] for r in runs]
+        arms[arm] = {
+            "heldout_acc_before": sum(r["heldout_acc_before"] for r in runs) / len(runs),
+            "heldout_acc_after": sum(after) / len(after),
+            "heldout_acc_after_per_seed": after,
+            "spread": max(after) - min(after),
+            "hint_reliance": sum(r["hint_reliance"] for r in runs) / len(runs),
+            "hint_tokens_per_intervention": sum(r["hint_tokens_per_intervention"] for r in runs) / len(runs),
+            "interventions": sum(r["interventions"] for r in runs) / len(runs),
+            "runs": runs,
+        }
+    return arms
+
+
+def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
+    """Pre-trains (or loads) the lab policy, runs every arm for every seed, writes results.json and report.html."""
+    import torch
+
+    from mentor.demo_report import write_report
+    from mentor.lab.pretrain import pretrained_policy
+
+    out_dir = Path(out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    t0 = time.perf_counter()
+    print("pre-training the lab policy on the easy level (cached after the first run)")
+    policy_dir = pretrained_policy(**settings.pretrain)
+    per_seed: dict[str, list[dict[str, Any]]] = {arm: [] for arm in settings.arms}
+    for seed in settings.seeds:
+        for arm in settings.arms:
+            print(f"arm {arm}, seed {seed}: {settings.steps} GRPO steps")
+            per_seed[arm].append(run_arm(arm, seed, policy_dir, settings, out_dir))
+            print(f"  held-out accuracy {per_seed[arm][-1]['heldout_acc_before']:.3f} -> "
+                  f"{per_seed[arm][-1]['heldout_acc_after']:.3f}")
+    results = {"steps": settings.steps, "settings": asdict(settings), "policy": policy_dir,
+               "arms": summarise_arms(per_seed), "wall_s": time.perf_counter() - t0}
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2))
+    write_report(results, out_dir)
+    print(f"\n{'arm':<14}{'before':>8}{'after':>8}{'reliance':>10}{'hint tokens':>13}")
+    for arm, figures in results["arms"].items():
+        print(f"{arm:<14}{figures['heldout_acc_before']:>8.3f}{figures['heldout_acc_after']:>8.3f}"
+              f"{figures['hint_reliance']:>10.3f}{figures['hint_tokens_per_intervention']:>13.2f}")
+    print(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'} in {results['wall_s']:.0f} s")
+    return results
+
+
+def cmd_demo(args) -> int:
+    settings = DemoSettings.quick() if args.quick else DemoSettings()
+    for name in ("steps", "eval_every", "heldout_problems"):
+        if getattr(args, name) is not None:
+            setattr(settings, name, getattr(args, name))
+    if args.seeds:
+        settings.seeds = [int(s) for s in args.seeds.split(",")]
+    if args.arms:
+        unknown = set(args.arms.split(",")) - set(ARMS)
+        if unknown:
+            from mentor.types import InputError
+
+            raise InputError(f"--arms: unknown arm(s) {sorted(unknown)}; the arms are {list(ARMS)}")
+        settings.arms = args.arms.split(",")
+    run_demo(args.out, settings)
+    return 0
 
 
 def add_demo_command(sub) -> None:
     """Registers `mentor demo` on the CLI's sub-parsers."""
+    demo = sub.add_parser("demo", help="the offline CPU lab: zero-reward collapse and the mentor's recovery")
+    demo.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
+    demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
+    demo.add_argument("--steps", type=int, help="GRPO steps per arm")
+    demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
+    demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
+    demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
+    demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
+    demo.set_defaults(func=cmd_demo)

@@ -33,7 +33,8 @@ class ArithmeticTask(Task):
     """Fixed-width addition. Reference: `answer` (4 zero-padded digits) and `operands` ([a, b]).
 
     Args:
-        prefix_digits: answer digits a tier-3 hint reveals (the partial solution). Never the whole answer.
+        prefix_digits: answer digits a tier-3 hint reveals (the partial solution); None (the default) lets the
+            composer choose them from the diagnosis. Never the whole answer.
     """
 
     name = "arithmetic"
@@ -48,10 +49,10 @@ class ArithmeticTask(Task):
         "wrong_units": "the units digit is wrong",
     }
 
-    def __init__(self, prefix_digits: int = 2):
-        if not 1 <= prefix_digits < WIDTH:
+    def __init__(self, prefix_digits: int | None = None):
+        if prefix_digits is not None and not 1 <= prefix_digits < WIDTH:
             raise ValueError(f"prefix_digits must be between 1 and {WIDTH - 1}, got {prefix_digits}")
-        self.prefix_digits = prefix_digits
+        self.prefix_digits_fixed = prefix_digits
 
     def hinted_prompt(self, prompt: str, hint: str) -> str:
         return hint_prompt(prompt, hint)
@@ -110,8 +111,25 @@ class ArithmeticTask(Task):
             return "Add column by column from the right; a column that reaches 10 carries 1 to the next column."
         if tier == 2:
             return f"Add the hundreds digits {a // 100 % 10} and {b // 100 % 10}, plus any carry from the tens."
-        digits = self.prefix_digits - 1 if feedback else self.prefix_digits
+        digits = self.prefix_length(group) - (1 if feedback else 0)
         return self.partial_answer(str(group.reference["answer"]), max(1, digits))
+
+    def prefix_length(self, group: FailedGroup) -> int:
+        """Answer digits to reveal: enough to cover the columns most attempts get wrong, and one more digit than
+        any earlier hint of this problem; never all of them.
+
+        With `prefix` placement and `train_prefix`, the revealed digits are trained after the unhinted prompt,
+        so revealing exactly the columns the policy gets wrong is what teaches it those columns.
+        """
+        if self.prefix_digits_fixed is not None:
+            return self.prefix_digits_fixed
+        reach = sorted(max((COLUMNS.index(c) + 1 for c in (att.feedback or {}).get("wrong_columns", [])), default=1)
+                       for att in group.attempts)
+        k = reach[(3 * len(reach)) // 4] if reach else 1  # covers three attempts in four
+        earlier = [len(h["hint"]) for h in group.previous_hints if str(h.get("hint", "")).isdigit()]
+        if earlier:
+            k = max(k, max(earlier) + 1)
+        return min(k, WIDTH - 1)
 
     @staticmethod
     def partial_answer(answer: str, digits: int) -> str:
