@@ -41,17 +41,30 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
     import os as _os
     import sys as _sys
     import traceback as _tb
+    import types as _types
 
+    # Everything used after the solution has run is bound here, before it runs: patching builtins or
+    # modules from the solution cannot change how the tests are counted or reported.
     _write, _exit, _repr, _len, _type, _isinstance, _str = _os.write, _os._exit, repr, len, type, isinstance, str
-    _list, _dict, _sorted, _min, _BaseException = list, dict, sorted, min, BaseException
+    _list, _dict, _sorted, _bool, _callable, _BaseException = list, dict, sorted, bool, callable, BaseException
+    _getattr, _next, _extract_tb, _format_list = getattr, next, _tb.extract_tb, _tb.format_list
     _stdout, _stderr = _sys.stdout, _sys.stderr
     _builtins_snapshot = _dict(_b.__dict__)
-    _PLAIN = (int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset, range)
+    _FunctionType = _types.FunctionType
+    _SEQS = (list, tuple, set, frozenset)
+    _DICT = dict
+    _PLAIN = frozenset((int, float, complex, bool, str, bytes, type(None), list, tuple, dict, set, frozenset, range,
+                        _types.GeneratorType, map, filter, zip, enumerate, reversed,
+                        type({}.keys()), type({}.values()), type({}.items()), type(iter([]))))
     res = {"kind": "other", "passed": 0, "failed": 0, "first_failure": None}
     counts = [0, 0]
+    untrusted = []
 
     def short(x, n=MAX_DETAIL):
-        s = _str(x)
+        try:
+            s = _str(x)
+        except _BaseException:
+            s = "<unprintable>"
         return s if _len(s) <= n else s[: n - 3] + "..."
 
     def emit():
@@ -65,13 +78,16 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         _exit(0)
 
     def exc_info(e, filename="<solution>"):
-        frames = _tb.extract_tb(e.__traceback__)
-        mine = [f for f in frames if f.filename == filename]
-        line = mine[-1].lineno if mine else None
-        tail = "".join(_tb.format_list(mine[-3:])) if mine else ""
-        return {"type": _type(e).__name__, "message": short(e), "line": line,
-                "traceback": short(tail + _type(e).__name__ + ": " + short(e), 1200),
-                "in_solution": bool(mine)}
+        try:
+            frames = _extract_tb(e.__traceback__)
+            mine = [f for f in frames if f.filename == filename]
+            line = mine[-1].lineno if mine else None
+            tail = "".join(_format_list(mine[-3:])) if mine else ""
+        except _BaseException:
+            mine, line, tail = [], None, ""
+        name = _type(e).__name__
+        return {"type": name, "message": short(e), "line": line,
+                "traceback": short(tail + name + ": " + short(e), 1200), "in_solution": _bool(mine)}
 
     def top_names(tree):
         names = set()
@@ -93,94 +109,26 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
                 return [a.arg for a in node.args.posonlyargs + node.args.args]
         return None
 
-    # 1. which code runs -------------------------------------------------------------------------
-    res["stage"] = "parse"
-    src, offset, err = None, 0, None
-    try:
-        tree = _ast.parse(CODE)
-        if ENTRY in top_names(tree):
-            src = CODE
-    except SyntaxError as e:
-        err, tree = e, None
-    if src is None and PROMPT:
-        joined = PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"
-        try:
-            t2 = _ast.parse(joined + CODE)
-            if ENTRY in top_names(t2) or tree is None:
-                src, offset = joined + CODE, joined.count("\n")
-                err = None
-        except SyntaxError as e2:
-            first = next((ln for ln in CODE.splitlines() if ln.strip()), "")
-            if err is None or first[:1] in (" ", "\t"):  # a function body: report against prompt + body
-                err, offset = e2, joined.count("\n")
-    if src is None and tree is not None:
-        src = CODE
-    if src is None:
-        line = (err.lineno or 0) - offset if err is not None else None
-        res["kind"] = "syntax_error"
-        res["syntax"] = {"message": short(getattr(err, "msg", err)), "line": line,
-                         "text": short((getattr(err, "text", "") or "").strip(), 120)}
-        emit()
-    res["prompt_prepended"] = offset > 0
-    res["line_offset"] = offset
-
-    # 2. define the solution ----------------------------------------------------------------------
-    res["stage"] = "define"
-    ns = {"__name__": "__mentor_solution__", "__builtins__": _b}
-    _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
-    try:
-        exec(compile(src, "<solution>", "exec"), ns)
-    except SystemExit as e:
-        res["kind"] = "early_exit"
-        res["exception"] = {"type": "SystemExit", "message": short(e.code), "line": None, "traceback": ""}
-        emit()
-    except _BaseException as e:
-        res["kind"] = "definition_error"
-        res["exception"] = exc_info(e)
-        emit()
-    candidate = ns.get(ENTRY)
-    if candidate is None or not callable(candidate):
-        res["kind"] = "missing_function"
-        res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and callable(v))[:10]
-        emit()
-    if PROMPT:
-        try:
-            expected = params_of(_ast.parse(PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"))
-        except SyntaxError:
-            expected = None
-        code = getattr(candidate, "__code__", None)
-        if code is not None:
-            n = code.co_argcount + code.co_kwonlyargcount
-            names = _list(code.co_varnames[:n])
-            if code.co_flags & 4:
-                names.append("*" + code.co_varnames[n])
-            res["signature"] = {"got": short(ENTRY + "(" + ", ".join(names) + ")", 200), "expected": expected}
-            if expected is not None:
-                required = code.co_argcount - _len(getattr(candidate, "__defaults__", None) or ())
-                accepts = code.co_argcount if not code.co_flags & 4 else 1 << 30
-                if not (required <= _len(expected) <= accepts):
-                    res["signature"]["mismatch"] = True
-
-    # 3. the tests -----------------------------------------------------------------------------------
-    res["stage"] = "test"
-    test_lines = TEST.splitlines()
-
-    def plain(x, budget):
+    def plain(x, budget=10000):
+        """Only builtin values (exact types, recursively): their == cannot be redefined by the solution."""
         stack = [x]
         while stack:
-            budget[0] -= 1
-            if budget[0] < 0:
+            budget -= 1
+            if budget < 0:
                 return True
             y = stack.pop()
             t = _type(y)
             if t not in _PLAIN:
                 return False
-            if t in (list, tuple, set, frozenset):
+            if t in _SEQS:
                 stack.extend(y)
-            elif t is dict:
+            elif t is _DICT:
                 stack.extend(y.keys())
                 stack.extend(y.values())
         return True
+
+    # 0. the tests, compiled before any solution code runs -----------------------------------------
+    test_lines = TEST.split("\n")
 
     def fail(lineno, got=None, exc=None, note=None):
         counts[1] += 1
@@ -200,7 +148,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
 
     def record(ok, lineno):
         try:
-            good = bool(ok) is True
+            good = _bool(ok) is True
         except _BaseException as e:
             fail(lineno, exc=exc_info(e))
             return
@@ -211,11 +159,12 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
 
     def record_eq(left, right, lineno):
         try:
-            if plain(left, [10000]) != plain(right, [10000]):
-                fail(lineno, got=short(_repr(left)) if plain(left, [10000]) else "an object of type "
-                     + _type(left).__name__, note="compared an object whose == cannot be trusted")
+            pl, pr = plain(left), plain(right)
+            if pl != pr:
+                fail(lineno, got=short(_repr(left)) if pl else "an object of type " + _type(left).__name__,
+                     note="compared an object of a type defined by the solution, whose == cannot be trusted")
                 return
-            good = bool(left == right) is True
+            good = _bool(left == right) is True
         except _BaseException as e:
             fail(lineno, exc=exc_info(e))
             return
@@ -231,15 +180,18 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
     def record_exc(e, lineno):
         fail(lineno, exc=exc_info(e))
 
+    n_asserts = [0]
+
     class Rewrite(_ast.NodeTransformer):
         def visit_Assert(self, node):
             ln = node.lineno
             if _isinstance(node.test, _ast.Constant):
                 return _ast.Pass()
+            n_asserts[0] += 1
             call = lambda f, args: _ast.Expr(_ast.Call(_ast.Name(f, _ast.Load()), args, []))  # noqa: E731
             lit = _ast.Constant(ln)
             test = node.test
-            if (_isinstance(test, _ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], _ast.Eq)):
+            if _isinstance(test, _ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], _ast.Eq):
                 body = [_ast.Assign([_ast.Name("_mentor_l", _ast.Store())], test.left),
                         _ast.Assign([_ast.Name("_mentor_r", _ast.Store())], test.comparators[0])]
                 after = call("_mentor_record_eq", [_ast.Name("_mentor_l", _ast.Load()),
@@ -252,20 +204,94 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
             return [call("_mentor_at", [lit]), _ast.Try(body, [handler], [after], [])]
 
     try:
-        ttree = _ast.fix_missing_locations(Rewrite().visit(_ast.parse(TEST)))
-        tcode = compile(ttree, "<tests>", "exec")
+        tcode = compile(_ast.fix_missing_locations(Rewrite().visit(_ast.parse(TEST))), "<tests>", "exec")
     except SyntaxError as e:
-        res["kind"] = "other"
         res["harness_error"] = "the tests do not parse: " + short(e)
         emit()
+
+    # 1. which code runs -------------------------------------------------------------------------
+    res["stage"] = "parse"
+    src, offset, err = None, 0, None
+    try:
+        tree = _ast.parse(CODE)
+        src = CODE
+    except SyntaxError as e:
+        err, tree = e, None
+    if src is None and PROMPT:  # not a module alone: a function body after the prompt?
+        joined = PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"
+        try:
+            _ast.parse(joined + CODE)
+            src, offset, err = joined + CODE, joined.count("\n"), None
+        except SyntaxError as e2:
+            first = _next((ln for ln in CODE.splitlines() if ln.strip()), "")
+            if first[:1] in (" ", "\t"):  # a function body: report against prompt + body
+                err, offset = e2, joined.count("\n")
+    if src is None:
+        line = (err.lineno or 0) - offset if err is not None else None
+        res["kind"] = "syntax_error"
+        res["syntax"] = {"message": short(_getattr(err, "msg", err)), "line": line,
+                         "text": short((_getattr(err, "text", "") or "").strip(), 120)}
+        emit()
+    res["prompt_prepended"] = offset > 0
+    res["line_offset"] = offset
+    expected = None
+    if PROMPT:
+        try:
+            expected = params_of(_ast.parse(PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"))
+        except SyntaxError:
+            expected = None
+
+    # 2. define the solution ----------------------------------------------------------------------
+    res["stage"] = "define"
+    ns = {"__name__": "__mentor_solution__", "__builtins__": _b}
+    _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
+    try:
+        exec(compile(src, "<solution>", "exec"), ns)
+    except SystemExit as e:
+        res["kind"] = "early_exit"
+        res["exception"] = {"type": "SystemExit", "message": short(e.code), "line": None, "traceback": ""}
+        emit()
+    except _BaseException as e:
+        res["kind"] = "definition_error"
+        res["exception"] = exc_info(e)
+        emit()
+    raw = ns.get(ENTRY)
+    if raw is None or not _callable(raw):
+        res["kind"] = "missing_function"
+        res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and _callable(v))[:10]
+        emit()
+    code = _getattr(raw, "__code__", None)
+    if code is not None and PROMPT:
+        n = code.co_argcount + code.co_kwonlyargcount
+        names = _list(code.co_varnames[:n])
+        if code.co_flags & 4:
+            names.append("*" + code.co_varnames[n])
+        res["signature"] = {"got": short(ENTRY + "(" + ", ".join(names) + ")", 200), "expected": expected}
+        if expected is not None:
+            required = code.co_argcount - _len(_getattr(raw, "__defaults__", None) or ())
+            accepts = code.co_argcount if not code.co_flags & 4 else 1 << 30
+            if not (required <= _len(expected) <= accepts):
+                res["signature"]["mismatch"] = True
+
+    if _isinstance(raw, _FunctionType):
+        def candidate(*args, **kwargs):
+            out = raw(*args, **kwargs)
+            if not untrusted and not plain(out):
+                untrusted.append(_type(out).__name__)
+            return out
+    else:
+        candidate = raw
+
+    # 3. the tests -----------------------------------------------------------------------------------
+    res["stage"] = "test"
     tns = {k: v for k, v in ns.items() if not k.startswith("__")}
     tns.update({"__name__": "__mentor_tests__", "__builtins__": _dict(_builtins_snapshot), "candidate": candidate,
-                "_mentor_record": record, "_mentor_record_eq": record_eq, "_mentor_record_exc": record_exc,
-                "_mentor_at": at})
+                ENTRY: candidate, "_mentor_record": record, "_mentor_record_eq": record_eq,
+                "_mentor_record_exc": record_exc, "_mentor_at": at})
     try:
         exec(tcode, tns)
         check = tns.get("check")
-        if callable(check) and check.__code__.co_filename == "<tests>":
+        if _callable(check) and _getattr(_getattr(check, "__code__", None), "co_filename", "") == "<tests>":
             check(candidate)
     except SystemExit as e:
         res["kind"] = "early_exit"
@@ -273,10 +299,23 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         counts[1] += 1
         emit()
     except _BaseException as e:
-        frames = [f for f in _tb.extract_tb(e.__traceback__) if f.filename == "<tests>"]
+        try:
+            frames = [f for f in _extract_tb(e.__traceback__) if f.filename == "<tests>"]
+        except _BaseException:
+            frames = []
         fail(frames[-1].lineno if frames else 0, exc=exc_info(e))
     f = res["first_failure"]
-    if f is None:
+    if untrusted:
+        counts[0] = 0
+        if f is None:
+            fail(0, got="an object of type " + untrusted[0],
+                 note="returned an object of a type defined by the solution, which the tests cannot trust")
+        res["kind"] = "wrong_answer"
+    elif f is None and n_asserts[0] and not counts[0]:
+        res["kind"] = "other"
+        res["harness_error"] = "no test ran to completion"
+        counts[1] += 1
+    elif f is None:
         res["kind"] = "pass"
     elif "exception" in f:
         e = f["exception"]

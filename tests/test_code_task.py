@@ -1,0 +1,328 @@
+"""The `code` task: HumanEval through the sandbox, the reward's resistance to cheating, verifier
+feedback, the four nodes' rules, the leakage checker and the LLM prompt files."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from mentor.data.humaneval import load_humaneval
+from mentor.sandbox import SandboxPool
+from mentor.tasks import get_task
+from mentor.tasks.code import (TAXONOMY, CodeTask, code_reward, code_reward_partial, extract_code)
+from mentor.types import Attempt, Diagnosis, FailedGroup
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(scope="module")
+def pool():
+    p = SandboxPool(2)
+    yield p
+    p.close()
+
+
+@pytest.fixture(scope="module")
+def task(pool):
+    return CodeTask(timeout_s=2, pool=pool)
+
+
+@pytest.fixture(scope="module")
+def he():
+    return {p["task_id"]: p for p in load_humaneval()}
+
+
+def fb_of(task, completion, problem):
+    return task.feedback(completion, problem)
+
+
+# --- HumanEval --------------------------------------------------------------------------------------
+
+
+def test_humaneval_loads_offline(he):
+    assert len(he) == 164
+    p = he["HumanEval/0"]
+    assert p["entry_point"] == "has_close_elements" and "def check(candidate)" in p["test"]
+
+
+def test_all_canonical_solutions_pass(task, he):
+    problems = list(he.values())
+    rewards = task.reward([p["canonical_solution"] for p in problems],
+                          test=[p["test"] for p in problems], entry_point=[p["entry_point"] for p in problems],
+                          prompts=[p["prompt"] for p in problems])
+    failed = [p["task_id"] for p, r in zip(problems, rewards) if r != 1.0]
+    assert failed == []
+
+
+WRONG = {
+    # name: (task id, completion, expected class)
+    "wrong value": ("HumanEval/0", "    return False\n", "wrong_answer"),
+    "index error": ("HumanEval/12", "    return sorted(strings, key=len)[-1]\n", "runtime_error"),
+    "infinite loop": ("HumanEval/0", "    while True:\n        pass\n", "timeout"),
+    "syntax": ("HumanEval/0", "```python\ndef has_close_elements(numbers, threshold)\n    return False\n```",
+               "syntax_error"),
+    "missing": ("HumanEval/0", "```python\ndef close(numbers, threshold):\n    return False\n```", "missing_function"),
+    "signature": ("HumanEval/0", "```python\ndef has_close_elements(numbers):\n    return False\n```",
+                  "wrong_signature"),
+    "prose": ("HumanEval/0", "Compare every pair of numbers and check the distance.", "no_code"),
+    "bad import": ("HumanEval/0", "```python\nimport numpy_is_not_here\ndef has_close_elements(n, t):\n"
+                   "    return False\n```", "definition_error"),
+    "memory": ("HumanEval/0", "    x = [0] * (10 ** 10)\n    return True\n", "resource_limit"),
+}
+
+
+@pytest.mark.parametrize("name", list(WRONG))
+def test_known_wrong_solutions_fail_with_the_right_class(task, he, name):
+    tid, completion, cls = WRONG[name]
+    p = he[tid]
+    fb = fb_of(task, completion, p)
+    assert fb["kind"] == cls, fb
+    assert task.score(completion, p) == 0.0
+    assert task.classify(Attempt(completion, 0.0, fb), p) == cls
+    assert fb["message"]
+
+
+def test_feedback_details(task, he):
+    fb = fb_of(task, "    return sorted(strings, key=len)[-1]\n", he["HumanEval/12"])
+    assert fb["exception"]["type"] == "IndexError" and fb["exception"]["line"] == 1
+    assert fb["failing_test"] == "assert candidate([]) == None"
+    assert "IndexError" in fb["exception"]["traceback"]
+    fb = fb_of(task, "    return False\n", he["HumanEval/0"])
+    assert fb["got"] == "False" and fb["failing_test"].startswith("assert candidate([1.0, 2.0, 3.9")
+    assert fb["passed"] == 3 and fb["failed"] == 4
+    fb = fb_of(task, "```python\ndef has_close_elements(numbers, threshold)\n    return False\n```", he["HumanEval/0"])
+    assert fb["syntax"]["line"] == 1 and "expected ':'" in fb["syntax"]["message"]
+    fb = fb_of(task, "    while True:\n        pass\n", he["HumanEval/0"])
+    assert fb["failing_test"].startswith("assert candidate(") and fb["failing_test_line"] == 10
+
+
+def test_partial_credit(task, he, pool):
+    p = he["HumanEval/0"]
+    assert task.score("    return False\n", p) == 0.0
+    partial = CodeTask(partial_credit=True, pool=pool)
+    assert partial.score("    return False\n", p) == pytest.approx(3 / 7)
+    cols = dict(test=[p["test"]], entry_point=[p["entry_point"]], prompts=[p["prompt"]])
+    assert code_reward(["    return False\n"], **cols) == [0.0]
+    assert code_reward_partial(["    return False\n"], **cols) == [pytest.approx(3 / 7)]
+    assert code_reward(["    return False\n"], partial_credit=True, **cols) == [pytest.approx(3 / 7)]
+
+
+def test_code_reward_trl_signature_and_formats(he):
+    p = he["HumanEval/12"]
+    full = p["prompt"] + p["canonical_solution"]
+    completions = [
+        [{"role": "assistant", "content": f"Here it is:\n```python\n{full}```\nDone."}],  # conversational
+        p["canonical_solution"],                                                       # a body after the prompt
+        f"<think>easy</think>\n```python\n{full}",                                     # unclosed fence
+        "```python\ndef longest(strings):\n    return None\n```",                      # wrong
+    ]
+    n = len(completions)
+    rewards = code_reward(completions, test=[p["test"]] * n, entry_point=[p["entry_point"]] * n,
+                          prompts=[p["prompt"]] * n, completion_ids=[[1]] * n, trainer_state=None)
+    assert rewards == [1.0, 1.0, 1.0, 0.0]
+
+
+def test_mbpp_style_rows_with_module_level_asserts(task):
+    ref = {"test": "assert add(1, 2) == 3\nassert add(-1, 1) == 0\nassert add(2, 2) == 4",
+           "entry_point": "add", "prompt": "Write a function add(a, b) that returns a + b."}
+    assert task.score("```python\ndef add(a, b):\n    return a + b\n```", ref) == 1.0
+    fb = task.feedback("```python\ndef add(a, b):\n    return a * b\n```", ref)
+    assert fb["kind"] == "wrong_answer" and fb["passed"] == 1 and fb["failed"] == 2
+
+
+# --- cheating ------------------------------------------------------------------------------------------
+
+CHEATS = {
+    "sys.exit before the tests": "import sys\ndef has_close_elements(n, t):\n    return True\nsys.exit(0)\n",
+    "os._exit before the tests": "import os\ndef has_close_elements(n, t):\n    return True\nos._exit(0)\n",
+    "os._exit inside the function": "import os\ndef has_close_elements(n, t):\n    os._exit(0)\n",
+    "sys.exit inside the function": "import sys\ndef has_close_elements(n, t):\n    sys.exit(0)\n",
+    "redefine check": "def has_close_elements(n, t):\n    return None\ndef check(candidate):\n    pass\n",
+    "catch everything": "def has_close_elements(n, t):\n    try:\n        raise ValueError\n"
+                        "    except BaseException:\n        return None\n",
+    "always-equal object": "class Eq:\n    def __eq__(self, other):\n        return True\n"
+                           "    __hash__ = None\ndef has_close_elements(n, t):\n    return Eq()\n",
+    "always-equal int subclass": "class I(int):\n    def __eq__(self, o):\n        return True\n"
+                                 "def has_close_elements(n, t):\n    return I(0)\n",
+    "always-equal inside a list": "class Eq:\n    def __eq__(self, o):\n        return True\n"
+                                  "def has_close_elements(n, t):\n    return [Eq()]\n",
+    "patched builtins": "import builtins\nbuiltins.bool = lambda *a: True\nbuiltins.AssertionError = type('X', (Exception,), {})\n"
+                        "def has_close_elements(n, t):\n    return None\n",
+    "fake result line": "print('\\x1eMENTOR-RESULT 00 {\"kind\": \"pass\", \"passed\": 7, \"failed\": 0}')\n"
+                        "import os\ndef has_close_elements(n, t):\n    print(\"\\x1eMENTOR-RESULT x {'kind': 'pass'}\")\n"
+                        "    os._exit(0)\n",
+    "atexit fake": "import atexit, os\natexit.register(lambda: print('all tests passed'))\n"
+                   "def has_close_elements(n, t):\n    raise SystemExit(0)\n",
+    "patched ast and traceback": "import ast, traceback\nast.parse = lambda *a, **k: ast.Module(body=[], type_ignores=[])\n"
+                                 "traceback.extract_tb = None\ndef has_close_elements(n, t):\n    return None\n",
+    "raise in __eq__ and __repr__": "class E:\n    def __eq__(self, o):\n        raise SystemExit(0)\n"
+                                    "    def __repr__(self):\n        raise SystemExit(0)\n"
+                                    "def has_close_elements(n, t):\n    return E()\n",
+    "kill itself": "import os, signal\ndef has_close_elements(n, t):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+                   "    os._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("name", list(CHEATS))
+def test_cheats_earn_nothing(task, he, pool, name):
+    p = he["HumanEval/0"]
+    completion = "```python\n" + CHEATS[name] + "```"
+    assert task.score(completion, p) == 0.0, task.feedback(completion, p)
+    partial = CodeTask(partial_credit=True, pool=pool)
+    assert partial.score(completion, p) < 0.5  # no cheat gets more than the honest `return False` (3/7)
+
+
+def test_honest_solution_still_passes_after_cheat_checks(task, he):
+    p = he["HumanEval/0"]
+    assert task.score("```python\n" + p["prompt"] + p["canonical_solution"] + "```", p) == 1.0
+
+
+# --- extraction --------------------------------------------------------------------------------------
+
+
+def test_extract_code():
+    assert extract_code("```python\nx = 1\n```") == "x = 1\n"
+    two = "```python\ndef helper():\n    pass\n```\ntext\n```python\ndef f(a):\n    return a\n```"
+    assert extract_code(two, "f") == "def f(a):\n    return a\n"
+    assert "def helper" in extract_code(two) and "def f" in extract_code(two)
+    assert extract_code("```py\ndef f():\n    return 1") == "def f():\n    return 1\n"  # unclosed
+    assert extract_code("<think>```python\nbad\n```</think>```python\ngood = 1\n```") == "good = 1\n"
+    assert extract_code("The answer is to sort the list.") is None
+    assert extract_code("") is None
+    assert extract_code("    return x + 1") == "    return x + 1\n"
+    assert extract_code([{"role": "assistant", "content": "```\ny = 2\n```"}]) == "y = 2\n"
+
+
+# --- the four nodes' rules -------------------------------------------------------------------------------
+
+
+def make_group(task, problem, completions, previous=None):
+    attempts = [Attempt(c, 0.0, task.feedback(c, problem)) for c in completions]
+    ref = {k: problem[k] for k in ("test", "entry_point", "prompt", "canonical_solution")}
+    return FailedGroup(problem["task_id"], "code", problem["prompt"], ref, attempts, previous or [])
+
+
+def test_registry_and_taxonomy():
+    t = get_task("code")
+    assert isinstance(t, CodeTask) and t.name == "code"
+    assert t.reference_fields == ("test", "entry_point")
+    assert {"syntax_error", "runtime_error", "wrong_answer", "timeout", "missing_function", "wrong_signature",
+            "no_code"} <= set(TAXONOMY)
+
+
+def test_analyse_is_grounded_in_the_feedback(task, he):
+    p = he["HumanEval/12"]
+    group = make_group(task, p, ["    return sorted(strings, key=len)[-1]\n"] * 3 + ["    return 5\n"])
+    classes = [task.classify(a, group.reference) for a in group.attempts]
+    assert classes == ["runtime_error"] * 3 + ["wrong_answer"]
+    cause, step = task.analyse(group, classes)
+    assert "IndexError" in cause and "candidate([])" in cause and "3 of 4" in cause
+    assert step == 1
+
+
+def test_compose_three_tiers_that_do_not_leak(task, he):
+    for tid, wrong in (("HumanEval/12", "    return sorted(strings, key=len)[-1]\n"),
+                       ("HumanEval/0", "    return False\n"),
+                       ("HumanEval/0", "    while True:\n        pass\n")):
+        p = he[tid]
+        group = make_group(task, p, [wrong, wrong])
+        classes = [task.classify(a, group.reference) for a in group.attempts]
+        cause, step = task.analyse(group, classes)
+        diag = Diagnosis(classes[0], {classes[0]: 2}, cause, step)
+        hints = [task.compose(group, diag, tier, None) for tier in (1, 2, 3)]
+        assert len(set(hints)) == 3
+        for h in hints:
+            verdict = task.leak_check(h, group.reference)
+            assert not verdict.leaked, (h, verdict)
+            assert "```" not in h
+        assert any("candidate(" in h for h in hints[1:])  # tiers 2 and 3 point at the failing call
+        careful = task.compose(group, diag, 3, "it leaked")
+        assert "candidate(" not in careful and not task.leak_check(careful, group.reference).leaked
+
+
+def test_choose_tier_escalates(task, he):
+    p = he["HumanEval/0"]
+    group = make_group(task, p, ["    return False\n"], previous=[{"tier": 1, "hint": "x"}])
+    assert task.choose_tier(group, Diagnosis(), 0) == 2
+
+
+# --- leakage ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ref12(he):
+    p = he["HumanEval/12"]
+    return {k: p[k] for k in ("test", "entry_point", "prompt", "canonical_solution")}
+
+
+@pytest.mark.parametrize("hint, detector", [
+    ("Use this: maxlen = max(len(x) for x in strings) and then scan again.", "solution_copy"),
+    ("Compute m = max(len(s) for s in strs) and return the first s with len(s) == m.", "solution_copy"),
+    ("Try:\n```python\nif not strings:\n    return None\n```", "code_in_hint"),
+    ("for s in words:\n    if len(s) == top: return s", "code_in_hint"),
+    ("For the list ['x', 'yyy', 'zzzz', 'www', 'kkkk', 'abc'] the answer must be 'zzzz'.", "test_output"),
+    ("The hidden test expects zzzz as the result.", "test_output"),
+])
+def test_leak_check_rejects(task, ref12, hint, detector):
+    verdict = task.leak_check(hint, ref12)
+    assert verdict.leaked and detector in verdict.detectors, verdict
+    assert verdict.reason
+
+
+@pytest.mark.parametrize("hint", [
+    "Think about what should happen when the list is empty.",
+    "Find the greatest length first, then return the first string that has it.",
+    "Your function raises IndexError on `candidate([])`; handle that input before indexing.",
+    "Return None for an empty input and keep the first of several equally long strings.",
+])
+def test_leak_check_accepts_teaching_hints(task, ref12, hint):
+    assert not task.leak_check(hint, ref12).leaked
+
+
+# --- caching -------------------------------------------------------------------------------------------
+
+
+def test_feedback_is_cached(he, pool):
+    class Counting:
+        def __init__(self):
+            self.n = 0
+
+        def map(self, programs, **kw):
+            self.n += len(programs)
+            return pool.map(programs, **kw)
+
+    counting = Counting()
+    t = CodeTask(pool=counting)
+    p = he["HumanEval/0"]
+    assert t.score("    return False\n", p) == 0.0
+    t.feedback("    return False\n", p)
+    t.classify(Attempt("    return False\n"), p)
+    assert counting.n == 1
+
+
+# --- prompt files ----------------------------------------------------------------------------------------
+
+PLACEHOLDERS = dict(task="code", problem="P", reference="R", attempts="A", taxonomy="T", diagnosis="D", tier=2,
+                    previous_hints="H", feedback="F", hint="X")
+
+
+@pytest.mark.parametrize("node, keys", [
+    ("error_classifier", ['"classes"']),
+    ("root_cause_analyst", ['"root_cause"', '"first_error_step"']),
+    ("hint_composer", ['"hint"', '"tier"']),
+    ("leakage_checker", ['"leaked"', '"reason"']),
+])
+def test_prompt_files_format(node, keys):
+    path = os.path.join(ROOT, "prompts", "code", f"{node}.md")
+    with open(path) as f:
+        template = f.read()
+    text = template.format(**PLACEHOLDERS)
+    for k in keys:
+        assert k in text
+    assert "JSON" in text
+    for name in ("problem", "reference", "task"):
+        assert "{" + name + "}" in template
+    assert "{" not in text.replace("{{", "").split("JSON object")[-1].split(":", 1)[0]
