@@ -1,0 +1,195 @@
+"""The math task on real CHAMP problems: scoring, verifier feedback, error classes, and non-leaking hints."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from mentor.data.champ import canonical_answer, load_champ
+from mentor.leakage import check_leak
+from mentor.tasks import get_task
+from mentor.tasks.math import MathTask, arithmetic_slips, extract_answer, math_reward, score_answer
+from mentor.types import Attempt, Diagnosis, FailedGroup
+
+
+@pytest.fixture(scope="module")
+def champ():
+    return load_champ()
+
+
+@pytest.fixture(scope="module")
+def task():
+    return MathTask()
+
+
+def reference(row):
+    return {k: row[k] for k in ("answer", "answer_aliases", "solution")}
+
+
+def wrong_answer(answer: str) -> str:
+    return {"No": "Yes", "Yes": "No"}.get(answer) or (f"{answer}+1" if not answer[0].isalpha() else "17")
+
+
+def group(row, completions=("so \\boxed{17}",), previous_hints=()):
+    t = MathTask()
+    ref = reference(row)
+    attempts = [Attempt(c, 0.0, t.feedback(c, ref)) for c in completions]
+    return FailedGroup(row["problem_id"], "math", row["prompt"], ref, attempts, list(previous_hints))
+
+
+def test_champ_loads_offline(champ):
+    assert len(champ) == 270
+    row = champ[0]
+    assert row["problem_id"] == "P_Combinatorics_1" and row["answer"] == "239"
+    assert row["solution"].count("\n") == len(row["solution_steps"]) - 1 == 5
+    assert row["hints"] and row["concepts"] and row["prompt"].startswith(row["problem"])
+    assert all(r["answer"] and r["solution"] and r["problem"] for r in champ)
+    assert len({r["problem_id"] for r in champ}) == 270
+
+
+@pytest.mark.parametrize("raw,answer,alias", [
+    ("C(10, 5), or equivalently 252", "252", "C(10, 5)"),
+    ("5/14, or approximately 35.7%", "5/14", "35.7%"),
+    ("0 is the only possible value", "0", None),
+    ("The limit exists and is equal to (a+3b)/2", "(a+3b)/2", None),
+    ("100 (i.e., all values)", "100", None),
+    ("376 and 625", "376, 625", None),
+    ("2 inequalities", "2", None),
+    ("No", "No", None),
+])
+def test_canonical_answer(raw, answer, alias):
+    got, aliases = canonical_answer(raw)
+    assert got == answer
+    assert (alias in aliases) if alias else (aliases == ([raw] if raw != answer else []))
+
+
+def test_gold_answers_score_one_and_wrong_answers_zero(champ, task):
+    for row in champ:
+        ref = reference(row)
+        assert task.score(f"Working...\nSo the final answer is \\boxed{{{row['answer']}}}.", ref) == 1.0, row["answer"]
+        bad = wrong_answer(row["answer"])
+        assert task.score(f"So the final answer is \\boxed{{{bad}}}.", ref) == 0.0, (row["answer"], bad)
+
+
+@pytest.mark.parametrize("completion,answer,expected", [
+    ("The answer is \\boxed{\\frac{1}{2}}", "1/2", 1.0),
+    ("The answer is \\boxed{0.5}", "1/2", 1.0),
+    ("The answer is \\boxed{\\dfrac{2}{4}}", "1/2", 1.0),
+    ("The answer is \\boxed{\\frac{1}{3}}", "1/2", 0.0),
+    ("#### 1,234", "1234", 1.0),
+    ("so the answer is 42.", "42", 1.0),
+    ("so the answer is 41.", "42", 0.0),
+    ("We add them: 20 + 22 = 42", "42", 1.0),
+    ("no numbers at all", "42", 0.0),
+    ("The answer is \\boxed{2^{n-1}}", "2^(n-1)", 1.0),
+    ("The answer is \\boxed{\\frac{2^n}{2}}", "2^(n-1)", 1.0),
+    ("The answer is \\boxed{2^{n}}", "2^(n-1)", 0.0),
+    ("The answer is \\boxed{\\frac{\\sqrt{3}}{3}}", "1/sqrt(3)", 1.0),
+    ("The answer is \\boxed{\\sqrt{3}}", "1/sqrt(3)", 0.0),
+    ("The answer is \\boxed{x=6, y=5}", "x=6, y=5", 1.0),
+    ("The answer is \\boxed{y=5, x=6}", "x=6, y=5", 1.0),
+    ("The answer is \\boxed{x=5, y=6}", "x=6, y=5", 0.0),
+    ("\\boxed{\\text{No}}", "No", 1.0),
+    ("\\boxed{\\text{Yes}}", "No", 0.0),
+    ("\\boxed{\\text{There are no integer solutions}}", "No integer solutions", 1.0),
+    ("\\boxed{9^{9^{9}}}", "239", 0.0),
+])
+def test_score_forms(task, completion, answer, expected):
+    assert task.score(completion, {"answer": answer}) == expected
+
+
+def test_trl_reward_function(champ):
+    rows = champ[:4]
+    completions = [[{"role": "assistant", "content": f"\\boxed{{{r['answer']}}}"}] for r in rows]
+    completions += [f"\\boxed{{{wrong_answer(r['answer'])}}}" for r in rows]
+    answers = [r["answer"] for r in rows] * 2
+    rewards = math_reward(completions, answer=answers, solution=[r["solution"] for r in rows] * 2, trainer_state=None)
+    assert rewards == [1.0] * 4 + [0.0] * 4
+    assert get_task("math").reward(completions[:1], answer=answers[:1]) == [1.0]
+    with ThreadPoolExecutor(2) as pool:  # math-verify's timeouts only work in the main thread
+        assert list(pool.map(lambda c: score_answer(c, {"answer": "2^(n-1)"}), ["\\boxed{2^{n-1}}", "\\boxed{3}"])) == [1.0, 0.0]
+
+
+def test_extraction_and_slips():
+    assert extract_answer("a \\boxed{1} then \\boxed{\\frac{3}{4}}") == ("\\frac{3}{4}", "boxed")
+    assert extract_answer("#### 42\n") == ("42", "hash")
+    assert extract_answer("The final answer is $\\frac{1}{2}$.") == ("\\frac{1}{2}", "phrase")
+    assert extract_answer("we get 3, 4 and 5") == ("5", "last_number")
+    assert extract_answer("nothing") == (None, None)
+    assert arithmetic_slips("so 7*8=54 and 2+2=4, also 1/3=0.333") == ["7*8=54"]
+    assert arithmetic_slips("x_6+y_6+z_6=70+99+70=249") == ["70+99+70=249"]
+    assert arithmetic_slips("x_6+y_6+z_6=70+99+70=239") == []
+
+
+def test_feedback_and_classes(champ, task):
+    row = champ[0]  # 239 strings; step 5 lists (70, 99, 70)
+    ref = reference(row)
+    cases = {
+        "format_error": "Counting gives 239 strings in total.",
+        "arithmetic_slip": "x_1=y_1=z_1=1.\n(12, 17, 12), (29, 41, 29), (70, 99, 70)\nSo the total is 70+99+70=249.\n\\boxed{249}",
+        "wrong_method": "Each position has 3 choices, so 3^6 = 729.\nThe answer is \\boxed{729}.",
+        "wrong_final_answer": "The sequence is (1,1,1), (2,3,2), (5,7,5), (12,17,12), (29,41,29).\nSo \\boxed{99}.",
+        "truncated": "Let x_n be the number of such strings. Then x_2 = 7 and x_3 = 17, and then we need to add",
+        "no_answer": "I do not know how to solve this problem.",
+    }
+    for expected, completion in cases.items():
+        fb = task.feedback(completion, ref)
+        assert task.classify(Attempt(completion, 0.0, fb), ref) == expected, (expected, fb)
+        assert expected in task.taxonomy
+    fb = task.feedback(cases["arithmetic_slip"], ref)
+    assert fb["extracted_answer"] == "249" and not fb["correct"] and fb["format_problems"] == []
+    assert fb["first_wrong_step"] == 3 and "249" in fb["wrong_step_text"]
+    assert fb["reached_reference_steps"] == [5] and fb["diverges_at_reference_step"] == 6
+    assert "no_boxed" in task.feedback(cases["format_error"], ref)["format_problems"]
+    assert task.feedback(cases["format_error"], ref)["correct"]
+    assert "truncated" in task.feedback(cases["truncated"], ref)["format_problems"]
+    assert "multiple_answers" in task.feedback("\\boxed{3} or \\boxed{5}", ref)["format_problems"]
+    parts = {"answer": "376, 625"}
+    assert task.classify(Attempt("\\boxed{376, 624}"), parts) == "partial_answer"
+
+
+def test_analyse_is_grounded(champ, task):
+    g = group(champ[0], ["Each position has 3 choices, so 3^6 = 729.\n\\boxed{729}",
+                         "Each position has 3 choices: 3^6 = 729, minus 1.\n\\boxed{728}",
+                         "Counting gives 239 strings in total."])
+    classes = [task.classify(a, g.reference) for a in g.attempts]
+    assert classes == ["wrong_method", "wrong_method", "format_error"]
+    cause, step = task.analyse(g, classes)
+    assert cause.startswith("2 of 3 attempts") and "'729'" in cause and "'728'" in cause
+    assert "239" not in cause  # the right answer of the format_error attempt is not listed as wrong
+    assert step == 5
+
+
+def test_compose_all_tiers_never_leak_on_champ(champ, task):
+    real_tier3 = 0
+    for row in champ:
+        g = group(row)
+        hints = {tier: task.compose(g, Diagnosis("wrong_method"), tier, None) for tier in (1, 2, 3)}
+        for tier, hint in hints.items():
+            verdict = check_leak(hint, g.reference, "math", problem=row["problem"])
+            assert not verdict.leaked, (row["problem_id"], tier, hint, verdict.reason)
+        steps = row["solution_steps"]
+        if hints[3].startswith("A correct solution starts like this: (1) " + steps[0]):
+            real_tier3 += 1
+            assert steps[-1] not in hints[3]
+    # measured: 241 of 270 (the rest have a first step with the answer, or longer than 40% of the solution)
+    assert real_tier3 >= 225, real_tier3
+
+
+def test_compose_escalates_and_backs_off(champ, task):
+    row = champ[0]
+    g = group(row)
+    d = Diagnosis("wrong_method", first_error_step=5)
+    t1, t2, t3 = (task.compose(g, d, t, None) for t in (1, 2, 3))
+    assert t1 != t2 != t3 and row["solution_steps"][0] in t3 and row["solution_steps"][1] in t3
+    assert row["solution_steps"][0].split(".")[0] in t2
+    safer = task.compose(g, d, 3, "answer_digits: the hint contains the answer")
+    assert safer != t3 and len(safer) < len(t3)
+    assert task.compose(group(row, ["Counting gives 239."]), Diagnosis("format_error"), 1, None).startswith(
+        "Finish with one final answer written as \\boxed{...}")
+    with_concepts = FailedGroup("p", "math", row["prompt"], {**reference(row), "concepts": row["concepts"]}, [])
+    assert task.compose(with_concepts, d, 1, None) == f"Key idea: {row['concepts'][0]}"
+    assert task.choose_tier(g, d, 0) == 1
+    later = group(row, previous_hints=[{"tier": 2, "hint": "..."}])
+    assert task.choose_tier(later, d, 0) == 3 and task.choose_tier(later, d, 1) == 2
