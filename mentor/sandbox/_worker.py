@@ -57,6 +57,12 @@ for _name in PRELOAD + tuple(CONFIG.get("preload", ())):
     except Exception:  # a module missing from this interpreter is not fatal
         pass
 import builtins  # noqa: E402
+import types  # noqa: E402
+
+if CONFIG.get("prelude"):  # trusted helpers (the code task's test harness), compiled once per worker
+    _prelude = types.ModuleType("mentor_prelude")
+    exec(compile(CONFIG["prelude"], "<mentor_prelude>", "exec"), _prelude.__dict__)
+    sys.modules["mentor_prelude"] = _prelude
 import linecache  # noqa: E402
 import random  # noqa: E402
 import traceback  # noqa: E402

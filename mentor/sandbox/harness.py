@@ -26,6 +26,86 @@ RESULT_TAG = "\x1eMENTOR-RESULT "
 PROGRESS_TAG = "\x1eMENTOR-AT "
 
 
+def _rewrite_asserts(tree):
+    """Every `assert` becomes `_mentor_at(line)` plus a try/except that records the outcome and goes on;
+    `assert x == y` keeps both sides, so the harness can check their types and report what was returned."""
+    import ast
+
+    count = [0]
+
+    def loc(node, ref):
+        for n in ast.walk(node):
+            ast.copy_location(n, ref)
+            if hasattr(n, "end_lineno"):
+                n.end_lineno, n.end_col_offset = ref.end_lineno, ref.end_col_offset
+        return node
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_Assert(self, node):
+            if isinstance(node.test, ast.Constant):  # `assert True`: nothing to count
+                return loc(ast.Pass(), node)
+            count[0] += 1
+            ln = ast.Constant(node.lineno)
+
+            def call(f, args):
+                return ast.Expr(ast.Call(ast.Name(f, ast.Load()), args, []))
+
+            test = node.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                body = [ast.Assign([ast.Name("_mentor_l", ast.Store())], test.left),
+                        ast.Assign([ast.Name("_mentor_r", ast.Store())], test.comparators[0])]
+                after = call("_mentor_record_eq", [ast.Name("_mentor_l", ast.Load()),
+                                                   ast.Name("_mentor_r", ast.Load()), ln])
+            else:
+                body = [ast.Assign([ast.Name("_mentor_ok", ast.Store())], test)]
+                after = call("_mentor_record", [ast.Name("_mentor_ok", ast.Load()), ln])
+            handler = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), "_mentor_e",
+                                        [call("_mentor_record_exc", [ast.Name("_mentor_e", ast.Load()), ln])])
+            at = loc(call("_mentor_at", [ln]), node)
+            for part in body + [after, handler]:
+                for n in ast.walk(part):
+                    if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
+                        ast.copy_location(n, node)
+                        if hasattr(n, "end_lineno"):
+                            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
+            return [at, ast.copy_location(ast.Try(body, [handler], [after], []), node)]
+
+    return Rewrite().visit(tree), count[0]
+
+
+_rewrite_cache: dict[str, tuple[str, int]] = {}
+
+
+def rewrite_tests(test: str) -> tuple[str, int]:
+    """The tests with counted asserts, as source, and how many asserts they have. Tests are trusted
+    dataset text; the rewrite runs once per distinct test in the trainer (cached), so the sandboxed
+    program only compiles it. Raises SyntaxError for tests that do not parse."""
+    import ast
+
+    hit = _rewrite_cache.get(test)
+    if hit is None:
+        tree, n = _rewrite_asserts(ast.parse(test))
+        hit = (ast.unparse(tree), n)
+        if len(_rewrite_cache) > 4096:
+            _rewrite_cache.clear()
+        _rewrite_cache[test] = hit
+    return hit
+
+
+def prompt_params(prompt: str, entry_point: str) -> list[str] | None:
+    """The positional parameters the prompt declares for the entry point (None if it declares none)."""
+    import ast
+
+    try:
+        tree = ast.parse(prompt)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == entry_point:
+            return [a.arg for a in node.args.posonlyargs + node.args.args]
+    return None
+
+
 def harness_source() -> str:
     """The source of `mentor_harness` (everything below the marker line in this file)."""
     with open(os.path.abspath(__file__)) as f:
@@ -34,8 +114,8 @@ def harness_source() -> str:
 
 
 # ---- harness (runs in the sandbox) ----
-def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
-    import ast as _ast
+def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY, EXPECTED_PARAMS,
+                   MAX_DETAIL=300):
     import builtins as _b
     import linecache as _linecache
     import os as _os
@@ -89,26 +169,6 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         return {"type": name, "message": short(e), "line": line,
                 "traceback": short(tail + name + ": " + short(e), 1200), "in_solution": _bool(mine)}
 
-    def top_names(tree):
-        names = set()
-        for node in tree.body:
-            if _isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef)):
-                names.add(node.name)
-            elif _isinstance(node, _ast.Assign):
-                for t in node.targets:
-                    if _isinstance(t, _ast.Name):
-                        names.add(t.id)
-            elif _isinstance(node, (_ast.Import, _ast.ImportFrom)):
-                for a in node.names:
-                    names.add((a.asname or a.name).split(".")[0])
-        return names
-
-    def params_of(tree):
-        for node in tree.body:
-            if _isinstance(node, (_ast.FunctionDef, _ast.AsyncFunctionDef)) and node.name == ENTRY:
-                return [a.arg for a in node.args.posonlyargs + node.args.args]
-        return None
-
     def plain(x, budget=10000):
         """Only builtin values (exact types, recursively): their == cannot be redefined by the solution."""
         stack = [x]
@@ -143,7 +203,10 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
                 f["note"] = note
             res["first_failure"] = f
 
+    current = [0]
+
     def at(lineno):
+        current[0] = lineno
         _write(2, ("\x1eMENTOR-AT " + NONCE + " %d %d %d\n" % (lineno, counts[0], counts[1])).encode())
 
     def record(ok, lineno):
@@ -180,51 +243,30 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
     def record_exc(e, lineno):
         fail(lineno, exc=exc_info(e))
 
-    n_asserts = [0]
-
-    class Rewrite(_ast.NodeTransformer):
-        def visit_Assert(self, node):
-            ln = node.lineno
-            if _isinstance(node.test, _ast.Constant):
-                return _ast.Pass()
-            n_asserts[0] += 1
-            call = lambda f, args: _ast.Expr(_ast.Call(_ast.Name(f, _ast.Load()), args, []))  # noqa: E731
-            lit = _ast.Constant(ln)
-            test = node.test
-            if _isinstance(test, _ast.Compare) and _len(test.ops) == 1 and _isinstance(test.ops[0], _ast.Eq):
-                body = [_ast.Assign([_ast.Name("_mentor_l", _ast.Store())], test.left),
-                        _ast.Assign([_ast.Name("_mentor_r", _ast.Store())], test.comparators[0])]
-                after = call("_mentor_record_eq", [_ast.Name("_mentor_l", _ast.Load()),
-                                                   _ast.Name("_mentor_r", _ast.Load()), lit])
-            else:
-                body = [_ast.Assign([_ast.Name("_mentor_ok", _ast.Store())], test)]
-                after = call("_mentor_record", [_ast.Name("_mentor_ok", _ast.Load()), lit])
-            handler = _ast.ExceptHandler(_ast.Name("BaseException", _ast.Load()), "_mentor_e",
-                                         [call("_mentor_record_exc", [_ast.Name("_mentor_e", _ast.Load()), lit])])
-            return [call("_mentor_at", [lit]), _ast.Try(body, [handler], [after], [])]
-
     try:
-        tcode = compile(_ast.fix_missing_locations(Rewrite().visit(_ast.parse(TEST))), "<tests>", "exec")
+        tcode = compile(TESTS_REWRITTEN, "<tests>", "exec")
     except SyntaxError as e:
-        res["harness_error"] = "the tests do not parse: " + short(e)
+        res["harness_error"] = "the tests do not compile: " + short(e)
         emit()
 
     # 1. which code runs -------------------------------------------------------------------------
     res["stage"] = "parse"
     src, offset, err = None, 0, None
-    try:
-        tree = _ast.parse(CODE)
-        src = CODE
-    except SyntaxError as e:
-        err, tree = e, None
+    first = _next((ln for ln in CODE.split("\n") if ln.strip()), "")
+    body_only = first[:1] in (" ", "\t")
+    if not body_only or not PROMPT:
+        try:
+            compiled = compile(CODE, "<solution>", "exec")
+            src = CODE
+        except SyntaxError as e:
+            err = e
     if src is None and PROMPT:  # not a module alone: a function body after the prompt?
         joined = PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"
         try:
-            _ast.parse(joined + CODE)
+            compiled = compile(joined + CODE, "<solution>", "exec")
             src, offset, err = joined + CODE, joined.count("\n"), None
         except SyntaxError as e2:
-            first = _next((ln for ln in CODE.splitlines() if ln.strip()), "")
-            if first[:1] in (" ", "\t"):  # a function body: report against prompt + body
+            if body_only or err is None:  # a function body: report against prompt + body
                 err, offset = e2, joined.count("\n")
     if src is None:
         line = (err.lineno or 0) - offset if err is not None else None
@@ -234,19 +276,14 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         emit()
     res["prompt_prepended"] = offset > 0
     res["line_offset"] = offset
-    expected = None
-    if PROMPT:
-        try:
-            expected = params_of(_ast.parse(PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"))
-        except SyntaxError:
-            expected = None
+    expected = EXPECTED_PARAMS
 
     # 2. define the solution ----------------------------------------------------------------------
     res["stage"] = "define"
     ns = {"__name__": "__mentor_solution__", "__builtins__": _b}
     _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
     try:
-        exec(compile(src, "<solution>", "exec"), ns)
+        exec(compiled, ns)
     except SystemExit as e:
         res["kind"] = "early_exit"
         res["exception"] = {"type": "SystemExit", "message": short(e.code), "line": None, "traceback": ""}
@@ -261,7 +298,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and _callable(v))[:10]
         emit()
     code = _getattr(raw, "__code__", None)
-    if code is not None and PROMPT:
+    if code is not None:
         n = code.co_argcount + code.co_kwonlyargcount
         names = _list(code.co_varnames[:n])
         if code.co_flags & 4:
@@ -299,11 +336,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
         counts[1] += 1
         emit()
     except _BaseException as e:
-        try:
-            frames = [f for f in _extract_tb(e.__traceback__) if f.filename == "<tests>"]
-        except _BaseException:
-            frames = []
-        fail(frames[-1].lineno if frames else 0, exc=exc_info(e))
+        fail(current[0], exc=exc_info(e))  # outside an assert: report the last assert reached
     f = res["first_failure"]
     if untrusted:
         counts[0] = 0
@@ -311,7 +344,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, ENTRY, MAX_DETAIL=300):
             fail(0, got="an object of type " + untrusted[0],
                  note="returned an object of a type defined by the solution, which the tests cannot trust")
         res["kind"] = "wrong_answer"
-    elif f is None and n_asserts[0] and not counts[0]:
+    elif f is None and N_ASSERTS and not counts[0]:
         res["kind"] = "other"
         res["harness_error"] = "no test ran to completion"
         counts[1] += 1

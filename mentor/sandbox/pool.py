@@ -105,6 +105,8 @@ class _Worker:
             else:
                 config.update(pidns=False)
             prefix = []
+        if self.pool.prelude:
+            config["prelude"] = self.pool.prelude
         cmd = prefix + [tier.python, "-I", "-S", "-c", worker_source(), json.dumps(config)]
         return cmd, config
 
@@ -231,6 +233,9 @@ class SandboxPool:
         max_file_mb: the largest file a program may write.
         hard_output: bytes of output after which a program is killed.
         scratch_mb: size of the sandbox's private /tmp (bubblewrap tiers).
+        prelude: trusted Python source each worker runs once at start as module `mentor_prelude`, which
+            programs can import for free (default: the code task's test harness, so that its 20 ms
+            compile is not paid per program).
         start: start the workers now rather than at first use.
     """
 
@@ -240,7 +245,7 @@ class SandboxPool:
     def __init__(self, workers: int | None = None, *, tier: str | None = None, allow_weak: bool | None = None,
                  python: str | None = None, max_procs: int = 64, max_file_mb: int = 16,
                  hard_output: int = 16 << 20, scratch_mb: int = 1024, memory_mb: int = 512,
-                 start: bool = True):
+                 prelude: str | None = None, start: bool = True):
         self.tier: TierInfo = detect_tier(tier, allow_weak, python)
         if workers is None:
             workers = int(os.environ.get("MENTOR_SANDBOX_WORKERS") or min(4, os.cpu_count() or 1))
@@ -255,6 +260,10 @@ class SandboxPool:
         self.hard_output = hard_output
         self.scratch_mb = scratch_mb
         self.memory_mb = memory_mb
+        if prelude is None:
+            from mentor.sandbox.harness import harness_source
+            prelude = harness_source()
+        self.prelude = prelude
         self.memory_overhead_mb = 256
         self.procs_overhead = 16
         self.grace_s = 15.0

@@ -19,7 +19,7 @@ import threading
 from collections import Counter, OrderedDict
 from typing import Any
 
-from mentor.sandbox.harness import PROGRESS_TAG, RESULT_TAG, harness_source
+from mentor.sandbox.harness import PROGRESS_TAG, RESULT_TAG, harness_source, prompt_params, rewrite_tests
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
@@ -97,9 +97,13 @@ def _harness() -> str:
 
 
 def build_program(code: str, test: str, entry_point: str, prompt: str = "", nonce: str = "") -> str:
-    """The sandboxed program that runs `code` against `test`."""
-    return (_harness() + "\nmentor_harness(%r, %r, %r, %r, %r)\n"
-            % (nonce, code, prompt or "", test, entry_point))
+    """The sandboxed program that runs `code` against `test`. The harness comes precompiled from the
+    workers' prelude; its source rides along as a string (cheap to compile) for pools without it."""
+    rewritten, n_asserts = rewrite_tests(test)
+    return ("try:\n    from mentor_prelude import mentor_harness\nexcept ImportError:\n    exec(%r)\n"
+            "mentor_harness(%r, %r, %r, %r, %r, %r, %r, %r)\n"
+            % (_harness(), nonce, code, prompt or "", test, rewritten, n_asserts, entry_point,
+               prompt_params(prompt, entry_point) if prompt else None))
 
 
 def _parse_record(stdout: str, nonce: str) -> dict[str, Any] | None:
