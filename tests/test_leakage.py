@@ -103,6 +103,7 @@ CLEAN = [  # (hint, answer): other numbers of the problem, or the answer's digit
     ("The number 1579 is not relevant, nor 5790.", "579"),
     ("Try 0.58 as a first guess.", "579"),
     ("Consider the interval from 1 to 2.", "12"),
+    ("The set {5,79} and the index x_579 are unrelated.", "0579"),
 ]
 
 
