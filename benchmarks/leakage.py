@@ -19,7 +19,6 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from fractions import Fraction
 
 from mentor.data.champ import load_champ
 from mentor.leakage import compact, problem_states_answer, analyse_answer, check_leak
