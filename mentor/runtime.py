@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mentor.config import MentorConfig
+from mentor.llm import close_chat_models
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -45,7 +46,10 @@ class MentorRuntime:
 
     Args:
         config: the MentorConfig (graph, backends, `max_concurrency`, `timeout_s`).
-        chat_model: the chat model of `llm` nodes; default: built from `config.llm`.
+        chat_model: the chat model of `llm` nodes; default: built from `config.llm`, once per event loop. Each
+            `run` is a new event loop, and an async HTTP client's pooled connections belong to the loop that
+            opened them: a ChatOpenAI given here fails its first calls in every `run` after the first, so prefer
+            `config.llm`, or call `arun` from one long-lived loop.
     """
 
     def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
@@ -56,7 +60,7 @@ class MentorRuntime:
     def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
             ) -> list[Intervention]:
         """One Intervention per group, in input order. Never raises for a group's fault."""
-        coroutine = self.arun(groups, on_done)
+        coroutine = self._run_and_close(groups, on_done)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -66,6 +70,12 @@ class MentorRuntime:
         thread.start()
         thread.join()
         return result
+
+    async def _run_and_close(self, groups: list[FailedGroup], on_done) -> list[Intervention]:
+        try:
+            return await self.arun(groups, on_done)
+        finally:  # this loop ends here: close the HTTP clients whose connections belong to it
+            await close_chat_models()
 
     async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
                    ) -> list[Intervention]:

@@ -106,6 +106,18 @@ async def hint_composer(state: MentorState, config: RunnableConfig) -> dict[str,
                                "tier": tier}, validate)
 
 
+def _verdict(value: Any) -> bool:
+    """The judge's `leaked`: a JSON bool, or the string a model may write instead ("false" is not truthy here)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise ValueError(f"leaked must be true or false, got {value!r}")
+
+
 async def leakage_checker(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = _group(state)
@@ -115,7 +127,7 @@ async def leakage_checker(state: MentorState, config: RunnableConfig) -> dict[st
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
     if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:
         judge = await _run("leakage_checker", state, config, group, lambda: {"leaked": False, "reason": ""},
-                           lambda out: {"leaked": bool(out["leaked"]), "reason": str(out.get("reason", ""))})
+                           lambda out: {"leaked": _verdict(out["leaked"]), "reason": str(out.get("reason", ""))})
         backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks")}
         if judge["leaked"]:
             detectors, reason = ["llm_judge"], judge["reason"]

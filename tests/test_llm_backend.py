@@ -1,0 +1,347 @@
+"""The `llm` backend against a real OpenAI-compatible HTTP server on loopback (tests/openai_server.py).
+
+Every failure of the chat model (malformed answers, 5xx, timeouts, an unreachable server) must end in the
+`rules` output for that node, recorded in Intervention.fallbacks, and never in an exception out of the runtime.
+"""
+
+import json
+import socket
+import time
+
+import pytest
+
+from mentor.config import NODES, MentorConfig
+from mentor.llm import load_prompt
+from mentor.runtime import MentorRuntime
+from mentor.types import FailedGroup
+from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
+
+# 158 + 267 = 425: a carry into the tens and into the hundreds. The rules backend says missed_carry x2 and
+# wrong_tens x1 (and a partial-answer hint); the canned LLM answers say wrong_hundreds x3 and CANNED_HINT.
+ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
+              "reference": {"answer": "0425", "operands": [158, 267]},
+              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
+                           {"completion": " 0435", "reward": 0.0}]}
+RULES_CLASSES = {"missed_carry": 2, "wrong_tens": 1}
+ALL_LLM = {n: "llm" for n in NODES}
+
+
+@pytest.fixture(scope="module")
+def rules_hint() -> str:
+    """What the `rules` mentor hints for ARITHMETIC: what every fallback must reproduce."""
+    [result] = MentorRuntime().run([group()])
+    assert result.diagnosis.error_classes == RULES_CLASSES and result.hint and result.hint != CANNED_HINT
+    return result.hint
+
+
+def group(data: dict = ARITHMETIC) -> FailedGroup:
+    return FailedGroup.from_dict(json.loads(json.dumps(data)))
+
+
+def addition(i: int) -> FailedGroup:
+    a, b = 100 + (i * 37) % 900, 100 + (i * 91 + 13) % 900
+    s = a + b
+    return FailedGroup.from_dict({
+        "problem_id": f"add-{i:04d}", "task": "arithmetic", "prompt": f"Q: {a:03d}+{b:03d}=? A:",
+        "reference": {"answer": f"{s:04d}", "operands": [a, b]},
+        "attempts": [{"completion": f" {w:04d}", "reward": 0.0} for w in (s - 10, s - 100)][: 1 + i % 2]})
+
+
+def config(server_or_url, nodes=None, mentor=None, **llm) -> MentorConfig:
+    """A MentorConfig whose `llm` nodes talk to the loopback server: `mentor` holds top-level keys, `llm` the
+    LLMConfig keys (both have a `timeout_s` and a `max_concurrency`)."""
+    base_url = server_or_url if isinstance(server_or_url, str) else server_or_url.base_url
+    llm = {"provider": "openai", "model": "test", "base_url": base_url, "timeout_s": 5.0, "max_retries": 0,
+           "parse_retries": 1, **llm}
+    return MentorConfig(nodes=ALL_LLM if nodes is None else nodes, llm=llm, **(mentor or {}))
+
+
+def only(node: str, reply: Reply):
+    """A behaviour that sends `reply` to `node` and the canned answer to every other node."""
+    return lambda req: reply if req.node == node else Reply()
+
+
+# --- the server itself ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("node", NODES)
+def test_the_server_tells_each_node_from_its_prompt_file(node):
+    text = load_prompt(MentorConfig().prompts_dir, "arithmetic", node).messages[0].prompt.template
+    assert detect_node(text) == node
+    assert detect_node("You judge a hint composer's output ... error classifier") == "hint_composer"  # earliest
+    assert set(NODE_MARKERS) == set(NODES)
+
+
+# --- (1) well-formed answers ---------------------------------------------------------------------------------
+def test_well_formed_answers_for_all_four_nodes_reach_the_intervention(openai_server):
+    [result] = MentorRuntime(config(openai_server)).run([group()])
+    assert result.error is None and result.fallbacks == []
+    assert result.backend == {n: "llm" for n in NODES}
+    assert result.diagnosis.error_classes == {"wrong_hundreds": 3}  # the LLM's classes, not the rules'
+    assert result.diagnosis.error_class == "wrong_hundreds"
+    assert result.diagnosis.root_cause == CANNED_ROOT_CAUSE and result.diagnosis.first_error_step == 2
+    assert result.hint == CANNED_HINT and result.tier == 2 and not result.withheld
+    assert result.leak["leaked_drafts"] == []
+    assert [openai_server.count(n) for n in NODES] == [1, 1, 1, 1]
+    # What the server received: the prompt files, filled with this group.
+    [classifier] = openai_server.texts("error_classifier")
+    assert "Q: 158+267=? A:" in classifier and "Attempt 3 (reward 0.0):\n 0435" in classifier
+    assert '"missed_carry"' in classifier  # the taxonomy
+    [composer] = openai_server.texts("hint_composer")
+    assert CANNED_ROOT_CAUSE in composer  # the analyst's answer flows into the composer's prompt
+    [judge] = openai_server.texts("leakage_checker")
+    assert CANNED_HINT in judge
+    body = openai_server.requests[0].body
+    assert body["model"] == "test" and body["messages"][0]["role"] == "user" and body["temperature"] == 0
+
+
+def test_a_second_run_reuses_nothing_from_the_closed_event_loop(openai_server):
+    """Each MentorRuntime.run is its own event loop; a client cached across loops fails its first calls."""
+    runtime = MentorRuntime(config(openai_server))
+    for _ in range(3):
+        results = runtime.run([group(), addition(1)])
+        assert all(r.fallbacks == [] and set(r.backend.values()) == {"llm"} for r in results), results[0].fallbacks
+
+
+def test_nodes_left_on_rules_send_nothing_to_the_server(openai_server):
+    [result] = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"})).run([group()])
+    assert result.backend == {"error_classifier": "rules", "root_cause_analyst": "rules",
+                              "hint_composer": "llm", "leakage_checker": "rules"}
+    assert result.diagnosis.error_classes == RULES_CLASSES and result.hint == CANNED_HINT
+    assert openai_server.count() == openai_server.count("hint_composer") == 1
+
+
+# --- (2) malformed answers -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("content", [
+    "Sure! The classes are missed_carry and wrong_tens.",         # no JSON at all
+    '{"classes": ["wrong_hundreds", "wrong_hund',                # truncated JSON
+    {"classes": ["wrong_hundreds"]},                               # one class for three attempts
+    {"classes": ["off_by_one", "off_by_one", "off_by_one"]},       # classes outside the taxonomy
+    {"labels": ["wrong_hundreds"] * 3},                            # the wrong key
+])
+@pytest.mark.parametrize("parse_retries", [0, 2])
+def test_malformed_answers_are_retried_then_fall_back_to_rules(openai_server, content, parse_retries):
+    openai_server.behaviour = only("error_classifier", Reply(content=content))
+    [result] = MentorRuntime(config(openai_server, parse_retries=parse_retries)).run([group()])
+    assert openai_server.count("error_classifier") == parse_retries + 1
+    assert result.error is None
+    assert result.backend["error_classifier"] == "rules (llm fallback)"
+    assert result.diagnosis.error_classes == RULES_CLASSES
+    [fallback] = result.fallbacks
+    assert fallback.startswith("error_classifier: LLMOutputError") and f"{parse_retries + 1} tries" in fallback
+    # The other nodes still ran on the LLM, and a hint came out.
+    assert result.backend["root_cause_analyst"] == result.backend["hint_composer"] == "llm"
+    assert result.diagnosis.root_cause == CANNED_ROOT_CAUSE and result.hint == CANNED_HINT
+
+
+def test_a_malformed_answer_then_a_good_one_needs_no_fallback(openai_server):
+    openai_server.behaviour = lambda req: (Reply(content="```json\n{oops\n```")
+                                           if req.node == "hint_composer" and req.node_index == 0 else Reply())
+    [result] = MentorRuntime(config(openai_server, parse_retries=1)).run([group()])
+    assert openai_server.count("hint_composer") == 2
+    assert result.fallbacks == [] and result.backend["hint_composer"] == "llm" and result.hint == CANNED_HINT
+
+
+def test_answers_wrapped_in_prose_and_code_fences_are_accepted(openai_server):
+    def behaviour(req):
+        return Reply(content=f"Here you go:\n```json\n{json.dumps(canned_answer(req.node, req.text))}\n```\n")
+
+    openai_server.behaviour = behaviour
+    [result] = MentorRuntime(config(openai_server, parse_retries=0)).run([group()])
+    assert result.fallbacks == [] and result.hint == CANNED_HINT
+
+
+def test_malformed_answers_on_every_node_give_the_rules_mentor(openai_server, rules_hint):
+    openai_server.behaviour = lambda req: Reply(content="I cannot answer in JSON, sorry.")
+    [result] = MentorRuntime(config(openai_server, parse_retries=1)).run([group()])
+    assert result.error is None
+    assert set(result.backend.values()) == {"rules (llm fallback)"}
+    assert [f.split(":")[0] for f in result.fallbacks] == list(NODES)
+    assert result.diagnosis.error_classes == RULES_CLASSES and result.hint == rules_hint and not result.withheld
+    assert openai_server.count() == 4 * 2
+
+
+# --- (3) server errors ---------------------------------------------------------------------------------------
+def test_http_500_falls_back_and_never_raises(openai_server, rules_hint):
+    openai_server.behaviour = lambda req: Reply(status=500)
+    results = MentorRuntime(config(openai_server)).run([group(), addition(7)])
+    for result in results:
+        assert result.error is None
+        assert set(result.backend.values()) == {"rules (llm fallback)"}
+        assert len(result.fallbacks) == 4 and all("Error code: 500" in f for f in result.fallbacks)
+        assert result.hint
+    assert results[0].hint == rules_hint and results[0].diagnosis.error_classes == RULES_CLASSES
+    assert openai_server.count() == 2 * 4  # max_retries=0, and a 5xx is no reason to re-ask for JSON
+
+
+def test_transport_retries_follow_llm_max_retries(openai_server):
+    openai_server.behaviour = lambda req: Reply(status=503) if req.node_index == 0 else Reply()
+    [result] = MentorRuntime(config(openai_server, nodes={"root_cause_analyst": "llm"}, max_retries=1)).run([group()])
+    assert openai_server.count("root_cause_analyst") == 2  # the 503, then the retry that succeeds
+    assert result.fallbacks == [] and result.diagnosis.root_cause == CANNED_ROOT_CAUSE
+
+
+def test_a_body_that_is_not_a_chat_completion_falls_back(openai_server, rules_hint):
+    openai_server.behaviour = only("hint_composer", Reply(raw_body=b"<html>502 Bad Gateway</html>"))
+    [result] = MentorRuntime(config(openai_server)).run([group()])
+    assert result.error is None and result.hint == rules_hint
+    assert result.backend["hint_composer"] == "rules (llm fallback)" and len(result.fallbacks) == 1
+
+
+# --- (4) timeouts --------------------------------------------------------------------------------------------
+def test_a_server_that_hangs_past_the_request_timeout_falls_back_in_bounded_time(openai_server, rules_hint):
+    openai_server.behaviour = lambda req: Reply(hang=True)
+    t0 = time.perf_counter()
+    [result] = MentorRuntime(config(openai_server, timeout_s=0.4)).run([group()])
+    wall = time.perf_counter() - t0
+    assert result.error is None and result.hint == rules_hint
+    assert set(result.backend.values()) == {"rules (llm fallback)"}
+    assert all("Timeout" in f for f in result.fallbacks), result.fallbacks
+    assert 4 * 0.4 <= wall < 4 * 0.4 + 4, wall  # four nodes, each waits out its own request timeout once
+
+
+def test_the_group_timeout_bounds_a_whole_group_and_spares_the_others(openai_server):
+    # The request timeout is long; the runtime's per-group timeout must cut the hanging group off.
+    openai_server.behaviour = lambda req: Reply(hang=True) if "Q: 158+267" in req.text else Reply()
+    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 0.8}, timeout_s=30))
+    t0 = time.perf_counter()
+    hung, fine = runtime.run([group(), addition(3)])
+    wall = time.perf_counter() - t0
+    assert wall < 0.8 + 4, wall
+    assert hung.error is not None and "timeout" in hung.error and hung.hint is None
+    assert fine.error is None and fine.fallbacks == [] and fine.hint == CANNED_HINT
+
+
+# --- (5) an unreachable server -------------------------------------------------------------------------------
+def test_an_unreachable_server_falls_back():
+    with socket.socket() as s:  # a port that was free a moment ago, and is closed now
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.perf_counter()
+    results = MentorRuntime(config(f"http://127.0.0.1:{port}/v1")).run([group(), addition(2)])
+    assert time.perf_counter() - t0 < 10
+    for result in results:
+        assert result.error is None and result.hint
+        assert set(result.backend.values()) == {"rules (llm fallback)"}
+        assert len(result.fallbacks) == 4 and all("ConnectionError: Connection error" in f for f in result.fallbacks)
+
+
+# --- (6) many groups at once ---------------------------------------------------------------------------------
+def test_64_concurrent_groups_get_their_own_answers_within_the_concurrency_bound(openai_server):
+    openai_server.delay_s = 0.05
+
+    def behaviour(req):  # echo the group's own problem back, so crossed wires between groups would show
+        problem = next(line for line in req.text.splitlines() if line.startswith("Q: "))
+        answer = canned_answer(req.node, req.text)
+        if req.node == "root_cause_analyst":
+            answer["root_cause"] = f"LLM root cause for {problem}"
+        if req.node == "hint_composer":
+            answer["hint"] = f"LLM hint for {problem.replace('=? A:', '')}: mind the carries"
+        return Reply(content=answer)
+
+    openai_server.behaviour = behaviour
+    groups = [addition(i) for i in range(64)]
+    results = MentorRuntime(config(openai_server, mentor={"max_concurrency": 64}, max_concurrency=8)).run(groups)
+    assert [r.problem_id for r in results] == [g.problem_id for g in groups]
+    for g, r in zip(groups, results):
+        assert r.error is None and r.fallbacks == [] and set(r.backend.values()) == {"llm"}
+        assert r.diagnosis.error_classes == {"wrong_hundreds": len(g.attempts)}
+        assert r.diagnosis.root_cause == f"LLM root cause for {g.prompt}"
+        assert r.hint == f"LLM hint for {g.prompt.replace('=? A:', '')}: mind the carries"
+    assert openai_server.count() == 64 * 4
+    assert 1 < openai_server.max_in_flight <= 8
+
+
+# --- (7) the LLM leakage judge -------------------------------------------------------------------------------
+def test_the_llm_judge_rejects_a_draft_and_the_composer_hears_why(openai_server):
+    leaked = {"leaked": True, "reason": "it carries the hundreds digit for the student"}
+    openai_server.behaviour = lambda req: (Reply(content=leaked) if req.node == "leakage_checker"
+                                           and req.node_index == 0 else Reply())
+    [result] = MentorRuntime(config(openai_server, mentor={"max_leak_retries": 2})).run([group()])
+    assert result.hint == CANNED_HINT and not result.withheld
+    [draft] = result.leak["leaked_drafts"]
+    assert draft["detectors"] == ["llm_judge"] and draft["reason"] == leaked["reason"]
+    assert openai_server.count("hint_composer") == 2 and openai_server.count("leakage_checker") == 2
+    second = openai_server.texts("hint_composer")[1]
+    assert "The draft leaked (llm_judge)" in second and leaked["reason"] in second
+
+
+@pytest.mark.parametrize("retries", [0, 2])
+def test_a_judge_that_always_says_leaked_withholds_the_hint_after_the_bound(openai_server, retries):
+    openai_server.behaviour = only("leakage_checker", Reply(content={"leaked": True, "reason": "too revealing"}))
+    [result] = MentorRuntime(config(openai_server, mentor={"max_leak_retries": retries})).run([group()])
+    assert result.withheld and result.hint is None and result.error is None
+    assert len(result.leak["leaked_drafts"]) == retries + 1
+    assert all(d["detectors"] == ["llm_judge"] for d in result.leak["leaked_drafts"])
+    assert openai_server.count("hint_composer") == openai_server.count("leakage_checker") == retries + 1
+
+
+def test_a_judge_that_fails_does_not_block_a_clean_hint(openai_server):
+    openai_server.behaviour = only("leakage_checker", Reply(status=500))
+    [result] = MentorRuntime(config(openai_server)).run([group()])
+    assert result.hint == CANNED_HINT and not result.withheld
+    assert result.backend["leakage_checker"] == "rules (llm fallback)"
+    assert [f.split(":")[0] for f in result.fallbacks] == ["leakage_checker"]
+
+
+@pytest.mark.parametrize("leaky", ["The sum is 0425, write it down.", "It comes to 425.",
+                                   "four hundred and twenty-five", "158 + 267 = 425"])
+def test_an_llm_hint_that_states_the_answer_is_caught_by_the_deterministic_detectors(openai_server, leaky):
+    openai_server.behaviour = lambda req: (Reply(content={"hint": leaky, "tier": 3})
+                                           if req.node == "hint_composer" and req.node_index == 0 else Reply())
+    [result] = MentorRuntime(config(openai_server)).run([group()])
+    [draft] = result.leak["leaked_drafts"]
+    assert draft["draft"] == leaky and draft["detectors"] and "llm_judge" not in draft["detectors"]
+    assert result.hint == CANNED_HINT and not result.withheld
+    assert openai_server.count("leakage_checker") == 1  # the judge saw only the clean second draft
+    assert "The draft leaked" in openai_server.texts("hint_composer")[1]
+
+
+def test_an_llm_composer_that_always_leaks_is_withheld(openai_server):
+    openai_server.behaviour = only("hint_composer", Reply(content={"hint": "Write 0425.", "tier": 3}))
+    [result] = MentorRuntime(config(openai_server, mentor={"max_leak_retries": 1})).run([group()])
+    assert result.withheld and result.hint is None
+    assert [d["draft"] for d in result.leak["leaked_drafts"]] == ["Write 0425.", "Write 0425."]
+    assert openai_server.count("leakage_checker") == 0
+
+
+# --- (8) prompt files ----------------------------------------------------------------------------------------
+def test_a_prompts_dir_override_is_the_text_the_server_receives(openai_server, tmp_path):
+    (tmp_path / "hint_composer.md").write_text("CUSTOM hint composer prompt.\nProblem: {problem}\nTier: {tier}\n"
+                                               'Reply as {{"hint": "...", "tier": 1}}.')
+    [result] = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"},
+                                    mentor={"prompts_dir": str(tmp_path)})).run([group()])
+    assert result.fallbacks == [] and result.hint == CANNED_HINT
+    assert openai_server.texts() == ['CUSTOM hint composer prompt.\nProblem: Q: 158+267=? A:\nTier: 3\n'
+                                     'Reply as {"hint": "...", "tier": 1}.']
+
+
+def test_a_per_task_prompt_overrides_the_generic_one(openai_server, tmp_path):
+    (tmp_path / "hint_composer.md").write_text("generic hint composer prompt")
+    (tmp_path / "arithmetic").mkdir()
+    (tmp_path / "arithmetic" / "hint_composer.md").write_text("arithmetic hint composer prompt for {problem}")
+    MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, mentor={"prompts_dir": str(tmp_path)})).run([group()])
+    assert openai_server.texts() == ["arithmetic hint composer prompt for Q: 158+267=? A:"]
+
+
+def test_a_missing_prompt_file_falls_back_and_says_which_file(openai_server, tmp_path, rules_hint):
+    [result] = MentorRuntime(config(openai_server, nodes={"root_cause_analyst": "llm"},
+                                    mentor={"prompts_dir": str(tmp_path)})).run([group()])
+    assert openai_server.count() == 0
+    assert result.diagnosis.error_classes == RULES_CLASSES and result.hint == rules_hint
+    [fallback] = result.fallbacks
+    assert "root_cause_analyst.md" in fallback
+
+
+@pytest.mark.parametrize("verdict, leaked", [("false", False), ("no", False), ("true", True), ("yes", True)])
+def test_a_judge_verdict_written_as_a_string_means_what_it_says(openai_server, verdict, leaked):
+    openai_server.behaviour = only("leakage_checker", Reply(content={"leaked": verdict, "reason": "r"}))
+    [result] = MentorRuntime(config(openai_server, parse_retries=0)).run([group()])
+    assert result.fallbacks == []
+    assert bool(result.leak["leaked_drafts"]) is leaked
+
+
+def test_a_judge_verdict_that_is_neither_true_nor_false_is_re_asked(openai_server):
+    openai_server.behaviour = lambda req: (Reply(content={"leaked": "maybe", "reason": "unsure"})
+                                           if req.node == "leakage_checker" and req.node_index == 0 else Reply())
+    [result] = MentorRuntime(config(openai_server, parse_retries=1)).run([group()])
+    assert openai_server.count("leakage_checker") == 2
+    assert result.fallbacks == [] and result.hint == CANNED_HINT and result.leak["leaked_drafts"] == []
