@@ -408,3 +408,39 @@ def test_closing_a_pool_leaves_no_cgroups_or_processes():
     time.sleep(0.05)
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+UNPRIVILEGED = """
+import sys, time
+sys.path.insert(0, {root!r})
+from mentor.sandbox import SandboxPool
+with SandboxPool(1, python={python!r}) as p:
+    r = p.execute('import os; print(os.getuid(), os.getpid())')
+    assert (r.status, r.stdout, r.tier) == ('ok', '65534 1\\n', 'bwrap'), r
+    for _ in range(2):  # more than one run: each gets a fresh PID namespace
+        assert p.execute('while True: pass', timeout_s=0.5).status == 'timeout'
+    r = p.execute('import os\\nwhile True:\\n  try: os.fork()\\n  except OSError: pass', timeout_s=1)
+    assert r.status == 'timeout', r
+    assert p.execute({detached!r}).stdout == 'spawned\\n'
+    assert {secret!r} not in p.execute({read_env!r}).stdout
+print('UNPRIVILEGED OK')
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv") or not os.path.exists("/usr/bin/python3")
+                    or not os.path.exists("/usr/bin/bwrap"), reason="needs root (to become nobody), setpriv, "
+                    "a system python3 and bubblewrap")
+def test_unprivileged_user_gets_the_bwrap_tier():
+    """As a normal user (nobody, with the system interpreter) the bwrap tier works, without cgroups."""
+    import subprocess
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    marker = "%.3f" % (900 + secrets.randbelow(99000) / 1000)
+    script = UNPRIVILEGED.format(root=root, python="/usr/bin/python3", detached=DETACHED.format(marker=marker),
+                                 secret=SECRET, read_env=READ_ENV.format(pid=os.getpid()))
+    p = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "/usr/bin/python3",
+                        "-c", script], capture_output=True, text=True, timeout=120, cwd="/")
+    if "Permission denied" in p.stderr and "mentor" in p.stderr:
+        pytest.skip("the checkout is not readable by nobody")
+    assert "UNPRIVILEGED OK" in p.stdout, p.stderr[-2000:]
+    time.sleep(0.2)
+    assert host_processes_matching(f"sleep {marker}") == []

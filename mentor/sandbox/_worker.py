@@ -273,9 +273,64 @@ def _wipe(path):
                 pass
 
 
+def _probe_pidns(own):
+    """How this worker can give each program a fresh PID namespace, tried in a throw-away child (a
+    failed setns would leave the worker unable to fork): "setns" (unshare, fork, setns back: one fork
+    per program), "double" (fork a helper that unshares: two forks; needed where the namespace we run
+    in belongs to a user namespace we hold no capability in, as under unprivileged bubblewrap), or
+    "none"."""
+    pid = os.fork()
+    if pid == 0:
+        code = 4
+        try:
+            if _unshare(CLONE_NEWPID):
+                code = 3
+                child = os.fork()
+                if child == 0:
+                    os._exit(0)
+                ok = _libc.setns(own, CLONE_NEWPID) == 0
+                os.waitpid(child, 0)
+                code = 0 if ok else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    return {0: "setns", 3: "double"}.get(code, "none")
+
+
 def _supervise(req, state):
+    """Runs one program and returns the response."""
+    if state["pidns"] != "double":
+        return _run_once(req, state, state["pidns"] == "setns")
+    state["runs"] += 1  # the helper's own count is lost with it
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper: a fresh PID namespace for its one child
+        code = 0
+        try:
+            os.close(r)
+            _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            resp = _run_once(req, state, _unshare(CLONE_NEWPID))
+            _write_all(w, json.dumps(resp).encode())
+        except BaseException:
+            code = 70
+        os._exit(code)
+    os.close(w)
+    chunks = []
+    while True:
+        data = os.read(r, 1 << 16)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks))
+
+
+def _run_once(req, state, pidns):
     """Runs one program and returns the response. The program process P is the only fork."""
-    pidns = state["pidns"] and _unshare(CLONE_NEWPID)
+    if pidns is True and state["pidns"] == "setns":
+        pidns = _unshare(CLONE_NEWPID)
     state["runs"] += 1
     run_dir = os.path.join(state["base"], "run-%d" % state["runs"])
     os.mkdir(run_dir, 0o700)
@@ -290,8 +345,9 @@ def _supervise(req, state):
             _run_program(req, run_dir, out_w, err_w)
         finally:
             os._exit(127)
-    if pidns:  # back to our own namespace for the next fork (unshare works once per namespace)
-        _libc.setns(state["own_pidns"], CLONE_NEWPID)
+    if pidns and state["pidns"] == "setns":  # back to our own namespace (unshare works once per namespace)
+        if _libc.setns(state["own_pidns"], CLONE_NEWPID) != 0:
+            raise OSError(ctypes.get_errno(), "setns back to the worker's PID namespace failed")
     os.close(out_w)
     os.close(err_w)
     limit = int(req["max_output"])
@@ -405,17 +461,19 @@ def main():
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if CONFIG.get("unshare_net"):  # weak tier as root: at least no network
         _unshare(CLONE_NEWNET | CLONE_NEWIPC)
-    state = {"pidns": bool(CONFIG.get("pidns")), "runs": 0, "base": CONFIG.get("base", "/tmp")}
-    if state["pidns"]:
+    state = {"pidns": "none", "runs": 0, "base": CONFIG.get("base", "/tmp")}
+    if CONFIG.get("pidns"):
         state["own_pidns"] = os.open("/proc/self/ns/pid", os.O_RDONLY)
-    else:
+        state["pidns"] = _probe_pidns(state["own_pidns"])
+    if state["pidns"] == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     os.makedirs(state["base"], exist_ok=True)
     os.chdir(state["base"])
     reader = os.fdopen(ctl_in, "rb", buffering=1 << 16)
     gc.collect()
     gc.freeze()  # forked programs do not touch (and copy) the worker's objects when they collect
-    ready = {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0]}
+    ready = {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
+             "pidns": state["pidns"]}
     _write_all(ctl_out, (json.dumps(ready) + "\n").encode())
     while True:
         line = reader.readline()
