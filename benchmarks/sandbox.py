@@ -32,7 +32,8 @@ def run_human_eval(problems, workers: int, timeout: float) -> tuple[float, int]:
 
 
 def run_mentor(problems, task) -> tuple[float, int]:
-    task._cache.clear()
+    with task._lock:
+        task._cache.clear()
     t = time.perf_counter()
     fbs = task.run_many([p["canonical_solution"] for p in problems], problems)
     return time.perf_counter() - t, sum(fb["all_passed"] for fb in fbs)

@@ -295,11 +295,12 @@ def test_feedback_is_cached(he, pool):
             return pool.map(programs, **kw)
 
     counting = Counting()
-    t = CodeTask(pool=counting)
+    t = CodeTask(pool=counting, timeout_s=4.5)
     p = he["HumanEval/0"]
-    assert t.score("    return False\n", p) == 0.0
-    t.feedback("    return False\n", p)
-    t.classify(Attempt("    return False\n"), p)
+    assert t.score("    return 0\n", p) == 0.0
+    t.feedback("    return 0\n", p)
+    t.classify(Attempt("    return 0\n"), p)
+    CodeTask(pool=counting, timeout_s=4.5).feedback("    return 0\n", p)  # shared by instances
     assert counting.n == 1
 
 

@@ -396,6 +396,10 @@ def _looks_like_code(hint: str) -> bool:
 # The task
 
 
+_CACHE: OrderedDict[str, dict[str, Any]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
 class CodeTask(Task):
     """Python code generation checked by tests in the sandbox.
 
@@ -418,9 +422,11 @@ class CodeTask(Task):
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self._pool = pool
-        self._cache: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        # Shared by every CodeTask of the process (the key holds the limits), so feedback the mentor
+        # asks for is free when `code_reward` already ran that completion.
+        self._cache = _CACHE
         self._cache_size = cache_size
-        self._lock = threading.Lock()
+        self._lock = _CACHE_LOCK
 
     # --- running ---------------------------------------------------------------------------------------
     @property
