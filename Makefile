@@ -6,7 +6,15 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test setup bench clean
 
+# Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests.
+APT_PACKAGES := bubblewrap chromium
+
 $(STAMP): pyproject.toml
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		else echo "warning: install these Debian packages for the full suite:$$missing"; fi; \
+	fi
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch first: this exact version is a CPU wheel; any other request pulls a CUDA build.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from typing import Any, Callable
@@ -17,7 +18,11 @@ from mentor.types import Diagnosis, FailedGroup
 
 
 def _group(state: MentorState) -> FailedGroup:
-    group = FailedGroup.from_dict(state["group"])
+    return FailedGroup.from_dict(state["group"])
+
+
+def _with_feedback(group: FailedGroup) -> FailedGroup:
+    """The group with the verifier's feedback on every attempt (may run code: call it off the event loop)."""
     task = get_task(group.task)
     for attempt in group.attempts:
         if attempt.feedback is None:
@@ -53,8 +58,8 @@ async def _run(node: str, state: MentorState, config: RunnableConfig, group: Fai
 
 
 async def error_classifier(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
-    """Labels each failed attempt with an error class from the task's taxonomy."""
-    group = _group(state)
+    """Labels each failed attempt with an error class from the task's taxonomy; records the verifier's feedback."""
+    group = await asyncio.to_thread(_with_feedback, _group(state))
     task = get_task(group.task)
 
     def validate(out: dict) -> dict:
@@ -63,8 +68,9 @@ async def error_classifier(state: MentorState, config: RunnableConfig) -> dict[s
             raise ValueError(f"need one class per attempt ({len(group.attempts)}) from {list(task.taxonomy)}")
         return {"classes": classes}
 
-    return await _run("error_classifier", state, config, group,
-                      lambda: {"classes": [task.classify(a, group.reference) for a in group.attempts]}, validate)
+    out = await _run("error_classifier", state, config, group,
+                     lambda: {"classes": [task.classify(a, group.reference) for a in group.attempts]}, validate)
+    return {**out, "group": group.to_dict()}  # later nodes read the feedback instead of recomputing it
 
 
 async def root_cause_analyst(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
@@ -122,7 +128,7 @@ async def leakage_checker(state: MentorState, config: RunnableConfig) -> dict[st
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = _group(state)
     ctx = Configuration.from_runnable_config(config)
-    verdict = check_leak(state["draft"], group.reference, group.task)
+    verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, group.task, problem=group.prompt)
     detectors, reason = list(verdict.detectors), verdict.reason
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
     if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:
