@@ -70,6 +70,22 @@ class TraceStore:
                       withheld: bool | None = None, tier: int | None = None, after_id: int = 0,
                       limit: int | None = None) -> list[dict[str, Any]]:
         """Intervention records, oldest first, filtered; each has its store `id`."""
+        return [{"id": row["id"], **json.loads(row["record"])}
+                for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)]
+
+    def interventions_json(self, step_min: int | None = None, step_max: int | None = None,
+                           error_class: str | None = None, recovered: bool | None = None,
+                           withheld: bool | None = None, tier: int | None = None, after_id: int = 0,
+                           limit: int | None = None) -> list[str]:
+        """The same records as `interventions`, each as its stored JSON text with `"id"` first, unparsed.
+
+        For readers that pass records on as JSON (the trace viewer): no parse and re-serialise. The text is
+        what `json.dumps` wrote, so it may hold NaN or Infinity (a reward of -inf), which strict JSON lacks.
+        """
+        return [f'{{"id":{row["id"]},{row["record"][1:]}' if row["record"] != "{}" else f'{{"id":{row["id"]}}}'
+                for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)]
+
+    def _select(self, step_min, step_max, error_class, recovered, withheld, tier, after_id, limit):
         where, args = ["id > ?"], [after_id]
         for clause, value in (("step >= ?", step_min), ("step <= ?", step_max), ("error_class = ?", error_class),
                               ("recovered = ?", None if recovered is None else int(recovered)),
@@ -80,7 +96,7 @@ class TraceStore:
         sql = f"SELECT id, record FROM interventions WHERE {' AND '.join(where)} ORDER BY id"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [{"id": row["id"], **json.loads(row["record"])} for row in self.db.execute(sql, args)]
+        return self.db.execute(sql, args)
 
     def get(self, intervention_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT id, record FROM interventions WHERE id = ?", (intervention_id,)).fetchone()

@@ -1,5 +1,336 @@
-"""The trace viewer: `mentor traces view RUN_DIR` and `mentor traces serve RUN_DIR`."""
+"""The trace viewer: `mentor traces view RUN_DIR` and `mentor traces serve RUN_DIR`.
+
+`view` writes one self-contained HTML file: the records are embedded as JSON in a
+`<script type="application/json">` tag, and the page's own script (mentor/viewer_assets/viewer.js, plain DOM
+and SVG, no library) draws the summary plots, the mentor graph and the intervention list. The page loads
+nothing from the network; its Content-Security-Policy forbids it.
+
+`serve` serves the same page on localhost, plus `/api/interventions?after_id=N` and `/api/steps`, which the
+page polls, so a live run's new interventions appear as the trace store grows.
+
+Both open a run directory (a trainer's output_dir, read through TraceStore), a `traces.sqlite` file, or the
+JSONL file `mentor diagnose -o` writes.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import sys
+import threading
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from mentor.traces import TraceStore, trace_path
+from mentor.types import InputError
+
+ASSETS = Path(__file__).resolve().parent / "viewer_assets"
+
+
+# --- reading traces ---------------------------------------------------------------------------------------
+def is_jsonl(path: str | Path) -> bool:
+    """A JSONL file (`mentor diagnose` output), rather than a run directory or its traces.sqlite."""
+    path = Path(path)
+    return path.suffix in (".jsonl", ".ndjson") or (path.is_file() and path.suffix != ".sqlite")
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Records of a JSONL file (`mentor diagnose` output or exported traces), each given an `id` if it lacks one.
+
+    Ids are 1-based line numbers, so they stay stable while the file grows. Bad lines are reported and skipped.
+    """
+    records = []
+    with Path(path).open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                print(f"{path}:{number}: not JSON ({e.msg}); skipped", file=sys.stderr)
+                continue
+            if not isinstance(record, dict):
+                print(f"{path}:{number}: not a JSON object; skipped", file=sys.stderr)
+                continue
+            record.setdefault("id", number)
+            records.append(record)
+    return records
+
+
+class TraceSource:
+    """Interventions and step metrics of a run directory, a traces.sqlite file or a JSONL file.
+
+    Args:
+        path: what to read.
+        wait: for a run that has not written its first step yet: read as empty instead of raising.
+    """
+
+    def __init__(self, path: str | Path, wait: bool = False):
+        self.path = Path(path)
+        self.kind = "jsonl" if is_jsonl(self.path) else "run"
+        self.store: TraceStore | None = None
+        self.lock = threading.Lock()
+        if self.kind == "jsonl":
+            if not self.path.is_file():
+                raise InputError(f"no such file: {self.path}")
+        elif not wait:
+            self._open()
+
+    def _open(self) -> TraceStore | None:
+        if self.store is None:
+            try:
+                self.store = TraceStore(self.path, readonly=True)
+            except FileNotFoundError as e:
+                raise InputError(str(e)) from None
+        return self.store
+
+    def _store(self) -> TraceStore | None:
+        if self.store is None and not trace_path(self.path).exists():
+            return None  # a live run that has not written yet
+        return self._open()
+
+    def interventions(self, after_id: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """Records with an id above `after_id`, oldest first."""
+        if self.kind == "jsonl":
+            records = [r for r in read_jsonl(self.path) if isinstance(r["id"], int) and r["id"] > after_id]
+            return records[:limit] if limit is not None else records
+        with self.lock:
+            store = self._store()
+            return store.interventions(after_id=after_id, limit=limit) if store else []
+
+    def interventions_json(self, after_id: int = 0, limit: int | None = None) -> list[str]:
+        """The same records as strict JSON texts; from a store without parsing them (a 10,000-record run is
+        tens of MB), except the rare record that holds NaN or Infinity."""
+        if self.kind == "jsonl":
+            return [to_json(r) for r in self.interventions(after_id, limit)]
+        with self.lock:
+            store = self._store()
+            texts = store.interventions_json(after_id=after_id, limit=limit) if store else []
+        return [to_json(json.loads(t)) if "NaN" in t or "Infinity" in t else t for t in texts]
+
+    def steps(self) -> list[dict[str, Any]]:
+        if self.kind == "jsonl":
+            return []
+        with self.lock:
+            store = self._store()
+            return store.steps() if store else []
+
+    @property
+    def label(self) -> str:
+        return str(trace_path(self.path) if self.kind == "run" else self.path)
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+# --- the graph --------------------------------------------------------------------------------------------
+def graph_spec(config: Any = None) -> dict[str, Any]:
+    """Nodes, edges and mermaid text of the mentor graph the config names; `{"error": ...}` if it won't load.
+
+    Drawn by the page itself, offline (mermaid's renderer would need a web service).
+    """
+    try:
+        from mentor.config import MentorConfig
+        from mentor.runtime import load_graph
+
+        cfg = MentorConfig.load(config)
+        drawable = load_graph(cfg.graph, cfg).get_graph()
+        return {
+            "spec": cfg.graph,
+            "nodes": [{"id": n.id, "name": n.name} for n in drawable.nodes.values()],
+            "edges": [{"source": e.source, "target": e.target, "conditional": bool(e.conditional),
+                       "label": e.data if isinstance(e.data, str) else None} for e in drawable.edges],
+            "mermaid": drawable.draw_mermaid(),
+        }
+    except Exception as e:  # the viewer still shows the traces without the drawing
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+# --- the page ---------------------------------------------------------------------------------------------
+def _finite(value: Any) -> Any:
+    """The value with NaN and infinities (which JSON cannot hold; a reward can be -inf) as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def to_json(value: Any) -> str:
+    """Strict JSON (no NaN or Infinity, which the browser's JSON.parse rejects)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def script_safe(text: str) -> str:
+    """JSON text made safe inside a <script> element: `<`, `>` and `&` (which JSON has only inside strings)
+    become `\\u003c`, `\\u003e`, `\\u0026`, so no text in the data (a completion holding `</script>` or
+    `<!--`) can end the element or start markup. JSON.parse reads the same strings back."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def script_json(value: Any) -> str:
+    """`value` as strict JSON that is safe inside a <script> element (see `script_safe`)."""
+    return script_safe(to_json(value))
+
+
+def build_html(interventions: list[dict[str, Any]] | list[str], steps: list[dict[str, Any]] | None = None,
+               graph: dict[str, Any] | None = None, source: str = "", kind: str = "run", live: bool = False,
+               poll_s: float = 2.0) -> str:
+    """The viewer page with the given records (dicts, or strict JSON texts of dicts) embedded."""
+    meta = {"source": source, "kind": kind, "live": live, "poll_ms": int(poll_s * 1000),
+            "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    records = ",".join(r if isinstance(r, str) else to_json(r) for r in interventions)
+    data = (f'{{"meta":{to_json(meta)},"graph":{to_json(graph or {})},"steps":{to_json(steps or [])},'
+            f'"interventions":[{records}]}}')
+    page = (ASSETS / "viewer.html").read_text(encoding="utf-8")
+    parts = {
+        "{{MENTOR_TITLE}}": html.escape(f"MENTOR traces: {Path(source).name or source}" if source else "MENTOR traces"),
+        "{{MENTOR_CSS}}": (ASSETS / "viewer.css").read_text(encoding="utf-8"),
+        "{{MENTOR_JS}}": (ASSETS / "viewer.js").read_text(encoding="utf-8"),
+    }
+    for key, value in parts.items():
+        page = page.replace(key, value)
+    head, _, tail = page.partition("{{MENTOR_DATA}}")  # the data last, so nothing in it is substituted
+    return head + script_safe(data) + tail
+
+
+def write_html(source: str | Path, output: str | Path | None = None, config: Any = None) -> tuple[Path, int]:
+    """Writes the self-contained page of a run (or JSONL file); returns its path and the record count."""
+    traces = TraceSource(source)
+    try:
+        records, steps = traces.interventions_json(), traces.steps()
+        label, kind = traces.label, traces.kind
+    finally:
+        traces.close()
+    if output is None:
+        src = Path(source)
+        output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    text = build_html(records, steps, graph_spec(config), source=label, kind=kind)
+    output.write_text(text, encoding="utf-8", errors="backslashreplace")  # a lone surrogate becomes \udXXX
+    return output, len(records)
+
+
+# --- the live server --------------------------------------------------------------------------------------
+class TraceServer(ThreadingHTTPServer):
+    """`/` is the page with the records so far; `/api/interventions?after_id=N&limit=M` and `/api/steps` are
+    what the page polls. Binds to localhost unless told otherwise."""
+
+    daemon_threads = True
+
+    def __init__(self, source: str | Path, host: str = "127.0.0.1", port: int = 8765, config: Any = None,
+                 poll_s: float = 2.0):
+        self.traces = TraceSource(source, wait=True)
+        self.graph = graph_spec(config)
+        self.poll_s = poll_s
+        super().__init__((host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{host}:{port}/"
+
+    def page(self) -> str:
+        return build_html(self.traces.interventions_json(), self.traces.steps(), self.graph, source=self.traces.label,
+                          kind=self.traces.kind, live=True, poll_s=self.poll_s)
+
+    def server_close(self) -> None:
+        super().server_close()
+        self.traces.close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: TraceServer
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        url = urlparse(self.path)
+        query = parse_qs(url.query)
+        try:
+            if url.path in ("/", "/index.html"):
+                self._send(200, "text/html; charset=utf-8", self.server.page())
+            elif url.path == "/api/interventions":
+                after_id = int(query.get("after_id", ["0"])[0])
+                limit = int(query["limit"][0]) if "limit" in query else None
+                texts = self.server.traces.interventions_json(after_id, limit)
+                self._send(200, "application/json", "[" + ",".join(texts) + "]")
+            elif url.path == "/api/steps":
+                self._send(200, "application/json", to_json(self.server.traces.steps()))
+            else:
+                self._send(404, "text/plain; charset=utf-8", "not found")
+        except ValueError as e:
+            self._send(400, "text/plain; charset=utf-8", f"bad request: {e}")
+        except InputError as e:
+            self._send(500, "text/plain; charset=utf-8", str(e))
+
+    def _send(self, status: int, content_type: str, body: str) -> None:
+        data = body.encode("utf-8", errors="backslashreplace")
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the page polls every few seconds
+        pass
+
+
+# --- the CLI ----------------------------------------------------------------------------------------------
+def cmd_view(args) -> int:
+    out, n = write_html(args.run, args.output, args.config)
+    size = out.stat().st_size
+    print(f"wrote {out} ({n} interventions, {size / 1e6:.1f} MB): open it in a browser, no network needed")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    server = TraceServer(args.run, args.host, args.port, args.config, args.poll)
+    print(f"serving the traces of {server.traces.label} at {server.url} (refreshes every {args.poll:g} s;"
+          f" Ctrl-C stops)", flush=True)
+    if server.traces.kind == "run" and not trace_path(args.run).exists():
+        print(f"no traces at {trace_path(args.run)} yet: the page fills in once the run writes its first step",
+              flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
 
 
 def add_traces_command(sub) -> None:
     """Registers `mentor traces ...` on the CLI's sub-parsers."""
+    traces = sub.add_parser("traces", help="see a run's interventions in the trace viewer")
+    commands = traces.add_subparsers(dest="traces_command", required=True)
+    what = "a run directory (the trainer's output_dir), its mentor/traces.sqlite, or a `mentor diagnose` JSONL file"
+
+    view = commands.add_parser("view", help="write one self-contained HTML page (no network needed to open it)")
+    view.add_argument("run", help=what)
+    view.add_argument("-o", "--output", help="HTML file (default: <run>/mentor/traces.html, or FILE.html)")
+    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: graphs/mentor)")
+    view.set_defaults(func=cmd_view)
+
+    serve = commands.add_parser("serve", help="serve the viewer on localhost; it refreshes as new traces land")
+    serve.add_argument("run", help=what)
+    serve.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    serve.add_argument("--poll", type=float, default=2.0, help="seconds between the page's refreshes (default 2)")
+    serve.add_argument("--config", help="mentor config YAML naming the graph to draw (default: graphs/mentor)")
+    serve.set_defaults(func=cmd_serve)
+
+
+__all__ = ["TraceServer", "TraceSource", "add_traces_command", "build_html", "graph_spec", "read_jsonl",
+           "script_json", "script_safe", "to_json", "write_html"]

@@ -1,0 +1,575 @@
+/* MENTOR trace viewer. Plain DOM and SVG, no libraries, no network except the live server's own /api.
+ * Every string from the traces reaches the page through textContent or setAttribute, never as markup. */
+(function () {
+  'use strict';
+  var SVGNS = 'http://www.w3.org/2000/svg';
+  var PAGE_SIZE = 50;
+  window.mentorScriptStart = performance.now();  // HTML parsed up to here: the embedded data is tokenised
+  var DATA = JSON.parse(document.getElementById('mentor-data').textContent);
+  window.mentorDataParsed = performance.now();
+  var META = DATA.meta || {};
+  var records = DATA.interventions || [];
+  var steps = DATA.steps || [];
+  var byId = new Map();
+  var searchCache = new Map();
+  var filtered = [];
+  var page = 0;
+  var selectedId = null;
+  records.forEach(function (r) { byId.set(r.id, r); });
+
+  // --- DOM helpers ------------------------------------------------------------------------------------------
+  function addKids(el, kids) {
+    for (var i = 0; i < kids.length; i++) {
+      var k = kids[i];
+      if (k === null || k === undefined || k === false) continue;
+      if (Array.isArray(k)) { addKids(el, k); continue; }
+      el.appendChild(typeof k === 'object' ? k : document.createTextNode(String(k)));
+    }
+    return el;
+  }
+  function setProps(el, props) {
+    if (!props) return el;
+    Object.keys(props).forEach(function (key) {
+      var v = props[key];
+      if (v === null || v === undefined || v === false) return;
+      if (key === 'class') el.setAttribute('class', v);
+      else if (key === 'text') el.textContent = String(v);
+      else if (key.slice(0, 2) === 'on') el.addEventListener(key.slice(2), v);
+      else el.setAttribute(key, String(v));
+    });
+    return el;
+  }
+  function h(tag, props) {
+    return addKids(setProps(document.createElement(tag), props), Array.prototype.slice.call(arguments, 2));
+  }
+  function s(tag, props) {
+    return addKids(setProps(document.createElementNS(SVGNS, tag), props), Array.prototype.slice.call(arguments, 2));
+  }
+  function $(id) { return document.getElementById(id); }
+  function clear(el) { while (el.firstChild) el.removeChild(el.firstChild); return el; }
+
+  // --- formatting -------------------------------------------------------------------------------------------
+  function isNum(x) { return typeof x === 'number' && isFinite(x); }
+  function fmtNum(x, digits) {
+    if (!isNum(x)) return x === null || x === undefined ? '-' : String(x);
+    if (Number.isInteger(x)) return String(x);
+    return x.toFixed(digits === undefined ? 3 : digits);
+  }
+  function pct(x) { return isNum(x) ? Math.round(100 * x) + '%' : '-'; }
+  function ms(seconds) { return isNum(seconds) ? (1000 * seconds).toFixed(seconds < 0.01 ? 2 : 1) + ' ms' : '-'; }
+  function json(x) { try { return JSON.stringify(x, null, 2); } catch (e) { return String(x); } }
+  function drafts(r) { return (r.leak && Array.isArray(r.leak.leaked_drafts)) ? r.leak.leaked_drafts : []; }
+  function diag(r) { return r.diagnosis || {}; }
+  function errClass(r) { return diag(r).error_class || 'unknown'; }
+  function hasOutcome(r) { return Object.prototype.hasOwnProperty.call(r, 'recovered'); }
+  function rewardCell(x) {
+    return h('td', { class: isNum(x) && x > 0 ? 'reward-pos' : null, text: fmtNum(x) });
+  }
+
+  // --- summary ----------------------------------------------------------------------------------------------
+  function summarise() {
+    var st = { n: records.length, hinted: 0, withheld: 0, leaks: 0, recovered: 0, withOutcome: 0, errors: 0,
+               fallbacks: 0, stepMap: new Map(), classes: new Map(), tiers: new Map(), nodes: new Map() };
+    records.forEach(function (r) {
+      var hasStep = isNum(r.step);
+      var sk = hasStep ? r.step : null;
+      var d = drafts(r).length;
+      st.leaks += d;
+      st.fallbacks += (r.fallbacks || []).length;
+      if (r.error) st.errors += 1;
+      if (r.withheld) st.withheld += 1;
+      if (r.hint !== null && r.hint !== undefined) {
+        st.hinted += 1;
+        var t = 'tier ' + r.tier;
+        st.tiers.set(t, (st.tiers.get(t) || 0) + 1);
+      }
+      var c = st.classes.get(errClass(r)) || { n: 0, rec: 0, out: 0 };
+      c.n += 1;
+      if (hasOutcome(r) && r.hint !== null && r.hint !== undefined) { c.out += 1; c.rec += r.recovered ? 1 : 0; }
+      st.classes.set(errClass(r), c);
+      if (hasOutcome(r)) { st.withOutcome += 1; st.recovered += r.recovered ? 1 : 0; }
+      if (sk !== null) {
+        var e = st.stepMap.get(sk) || { n: 0, leaks: 0, withheld: 0 };
+        e.n += 1; e.leaks += d; e.withheld += r.withheld ? 1 : 0;
+        st.stepMap.set(sk, e);
+      }
+      (r.nodes || []).forEach(function (nd) {
+        var m = st.nodes.get(nd.node) || { sum: 0, n: 0, backends: new Map() };
+        if (isNum(nd.latency_s)) { m.sum += nd.latency_s; m.n += 1; }
+        if (nd.backend) m.backends.set(nd.backend, (m.backends.get(nd.backend) || 0) + 1);
+        st.nodes.set(nd.node, m);
+      });
+    });
+    if (st.withheld) st.tiers.set('withheld', st.withheld);
+    return st;
+  }
+
+  function card(label, value, title) {
+    return h('div', { class: 'card', title: title }, h('div', { class: 'v', text: value }), h('div', { class: 'k', text: label }));
+  }
+
+  // The top of a count axis with four gridlines: 4 x a step of 1, 2, 2.5 or 5 x 10^k, whole numbers when small.
+  function niceMax(v) {
+    if (!(v > 0)) return 4;
+    var raw = v / 4, p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+    var step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+    if (step < 1) step = 1;
+    if (step === 2.5) step = 3;
+    return 4 * step;
+  }
+
+  function figure(id, title, legend, body) {
+    var fig = h('figure', { class: 'plot', 'data-plot': id }, h('figcaption', { text: title }));
+    if (legend && legend.length) {
+      fig.appendChild(h('div', { class: 'legend' }, legend.map(function (l, i) {
+        return h('span', null, h('i', { class: 'sw', style: 'background:' + ['var(--accent)', 'var(--before)', 'var(--warn)', 'var(--good)'][l.cls === undefined ? i : l.cls] }), l.name);
+      })));
+    }
+    fig.appendChild(body);
+    return fig;
+  }
+  function empty(text) { return h('div', { class: 'empty', text: text }); }
+
+  var W = 360, H = 190, M = { l: 38, r: 10, t: 10, b: 28 };
+
+  function axes(svg, xs, yMax, yFmt) {
+    var iw = W - M.l - M.r, ih = H - M.t - M.b;
+    for (var i = 0; i <= 4; i++) {
+      var y = M.t + ih - ih * i / 4;
+      svg.appendChild(s('line', { class: 'grid', x1: M.l, x2: W - M.r, y1: y, y2: y }));
+      svg.appendChild(s('text', { class: 'tick', x: M.l - 4, y: y + 3, 'text-anchor': 'end', text: yFmt(yMax * i / 4) }));
+    }
+    svg.appendChild(s('line', { class: 'axis', x1: M.l, x2: W - M.r, y1: M.t + ih, y2: M.t + ih }));
+    svg.appendChild(s('line', { class: 'axis', x1: M.l, x2: M.l, y1: M.t, y2: M.t + ih }));
+    var every = Math.max(1, Math.ceil(xs.length / 8));
+    var room = Math.max(3, Math.floor(iw / Math.min(xs.length, 8) / 6.5));  // characters that fit under a slot
+    xs.forEach(function (x, i) {
+      var last = i === xs.length - 1 && i % every >= every / 2;  // the last one too, if it has room
+      if (i % every !== 0 && !last) return;
+      var label = x.label.length > room ? x.label.slice(0, room - 1) + '\u2026' : x.label;
+      svg.appendChild(s('text', { class: 'tick', x: x.px, y: H - M.b + 13, 'text-anchor': 'middle', text: label },
+        s('title', { text: x.label })));
+    });
+    return { iw: iw, ih: ih };
+  }
+
+  // Grouped bars: labels along x, one bar per series in each group.
+  function barChart(labels, series, opts) {
+    opts = opts || {};
+    var svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    var yMax = opts.yMax || niceMax(Math.max.apply(null, [0].concat(series.map(function (sr) { return Math.max.apply(null, [0].concat(sr.values)); }))));
+    var iw = W - M.l - M.r, ih = H - M.t - M.b, slot = iw / Math.max(labels.length, 1);
+    var bw = Math.max(0.5, slot * 0.8 / series.length);
+    var xs = labels.map(function (l, i) { return { label: String(l), px: M.l + slot * (i + 0.5) }; });
+    axes(svg, xs, yMax, opts.yFmt || function (v) { return fmtNum(Math.round(v * 100) / 100, 2); });
+    series.forEach(function (sr, k) {
+      sr.values.forEach(function (v, i) {
+        var bh = ih * (isNum(v) ? v : 0) / yMax;
+        var x = M.l + slot * i + slot * 0.1 + bw * k;
+        svg.appendChild(s('rect', { class: 'mark s' + (sr.cls === undefined ? k : sr.cls), x: x.toFixed(2), y: (M.t + ih - bh).toFixed(2),
+                                    width: bw.toFixed(2), height: Math.max(bh, 0).toFixed(2), 'data-value': v, 'data-label': labels[i] },
+          s('title', { text: sr.name + ' · ' + labels[i] + ': ' + (opts.yFmt ? opts.yFmt(v) : fmtNum(v)) })));
+      });
+    });
+    return svg;
+  }
+
+  // Lines over numeric x (steps); y in [0, yMax].
+  function lineChart(xsRaw, series, opts) {
+    opts = opts || {};
+    var svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
+    var yMax = opts.yMax || 1;
+    var iw = W - M.l - M.r, ih = H - M.t - M.b;
+    var lo = Math.min.apply(null, xsRaw), hi = Math.max.apply(null, xsRaw);
+    var span = hi > lo ? hi - lo : 1;
+    function px(x) { return xsRaw.length === 1 ? M.l + iw / 2 : M.l + iw * (x - lo) / span; }
+    function py(y) { return M.t + ih - ih * Math.max(0, Math.min(yMax, y)) / yMax; }
+    axes(svg, xsRaw.map(function (x) { return { label: String(x), px: px(x) }; }), yMax, opts.yFmt || pct);
+    series.forEach(function (sr, k) {
+      var d = '', pts = [];
+      xsRaw.forEach(function (x, i) {
+        var v = sr.values[i];
+        if (!isNum(v)) return;
+        d += (d ? 'L' : 'M') + px(x).toFixed(1) + ',' + py(v).toFixed(1);
+        pts.push([x, v]);
+      });
+      var cls = 's' + (sr.cls === undefined ? k : sr.cls);
+      svg.appendChild(s('path', { class: 'line ' + cls, d: d || 'M0,0', style: 'fill:none' }));
+      if (pts.length <= 300) {
+        pts.forEach(function (p) {
+          svg.appendChild(s('circle', { class: 'mark ' + cls, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: 2.5, 'data-value': p[1] },
+            s('title', { text: sr.name + ' · step ' + p[0] + ': ' + pct(p[1]) })));
+        });
+      } else {
+        svg.lastChild.setAttribute('class', 'line mark ' + cls);
+      }
+    });
+    return svg;
+  }
+
+  function renderSummary() {
+    var st = summarise();
+    var cards = clear($('cards'));
+    cards.appendChild(card('interventions', String(st.n)));
+    cards.appendChild(card('hints given', String(st.hinted)));
+    cards.appendChild(card('recovered', st.withOutcome ? pct(st.recovered / st.withOutcome) : 'n/a',
+                           st.withOutcome ? st.recovered + ' of ' + st.withOutcome : 'no re-attempts in this file'));
+    cards.appendChild(card('withheld', String(st.withheld)));
+    cards.appendChild(card('leaks blocked', String(st.leaks), 'rejected hint drafts'));
+    cards.appendChild(card('llm fallbacks', String(st.fallbacks)));
+    cards.appendChild(card('failed runs', String(st.errors)));
+    cards.appendChild(card('steps', String(steps.length || st.stepMap.size)));
+
+    var plots = clear($('plots'));
+    var stepKeys = Array.from(st.stepMap.keys()).sort(function (a, b) { return a - b; });
+    plots.appendChild(figure('per-step', 'Interventions per step', null, stepKeys.length
+      ? barChart(stepKeys, [{ name: 'interventions', values: stepKeys.map(function (k) { return st.stepMap.get(k).n; }) }])
+      : empty('no training steps in this file (mentor diagnose output)')));
+
+    var withRates = steps.filter(function (x) { return isNum(x['mentor/collapse_rate_before']); });
+    plots.appendChild(figure('collapse', 'Collapse rate per step: before and after the mentor',
+      [{ name: 'before', cls: 1 }, { name: 'after', cls: 0 }], withRates.length
+        ? lineChart(withRates.map(function (x) { return x.step; }), [
+            { name: 'before', cls: 1, values: withRates.map(function (x) { return x['mentor/collapse_rate_before']; }) },
+            { name: 'after', cls: 0, values: withRates.map(function (x) { return x['mentor/collapse_rate_after']; }) }])
+        : empty('no per-step metrics in this file')));
+
+    var classes = Array.from(st.classes.entries()).sort(function (a, b) { return b[1].n - a[1].n; }).slice(0, 12);
+    var anyOutcome = classes.some(function (c) { return c[1].out > 0; });
+    plots.appendChild(anyOutcome
+      ? figure('recovery', 'Recovery rate by error class', null,
+          barChart(classes.map(function (c) { return c[0]; }),
+                   [{ name: 'recovered', cls: 3, values: classes.map(function (c) { return c[1].out ? c[1].rec / c[1].out : 0; }) }],
+                   { yMax: 1, yFmt: pct }))
+      : figure('recovery', 'Interventions by error class (no re-attempts recorded)', null, classes.length
+          ? barChart(classes.map(function (c) { return c[0]; }), [{ name: 'interventions', values: classes.map(function (c) { return c[1].n; }) }])
+          : empty('no interventions yet')));
+
+    var tierKeys = Array.from(st.tiers.keys()).sort();
+    plots.appendChild(figure('tiers', 'Tier distribution of hints (and withheld)', null, tierKeys.length
+      ? barChart(tierKeys, [{ name: 'interventions', values: tierKeys.map(function (k) { return st.tiers.get(k); }) }])
+      : empty('no hints yet')));
+
+    plots.appendChild(figure('leaks', 'Leaks blocked and hints withheld per step',
+      [{ name: 'leaks blocked', cls: 1 }, { name: 'withheld', cls: 2 }], stepKeys.length
+        ? barChart(stepKeys, [
+            { name: 'leaks blocked', cls: 1, values: stepKeys.map(function (k) { return st.stepMap.get(k).leaks; }) },
+            { name: 'withheld', cls: 2, values: stepKeys.map(function (k) { return st.stepMap.get(k).withheld; }) }])
+        : barChart(['all'], [{ name: 'leaks blocked', cls: 1, values: [st.leaks] }, { name: 'withheld', cls: 2, values: [st.withheld] }])));
+    renderGraph(st);
+  }
+
+  // --- the graph --------------------------------------------------------------------------------------------
+  function renderGraph(st) {
+    var box = clear($('graphbox'));
+    var g = DATA.graph;
+    if (!g || !g.nodes || !g.nodes.length) {
+      box.appendChild(h('p', { class: 'muted', text: 'The graph could not be loaded when this page was built' + (g && g.error ? ': ' + g.error : '.') }));
+      return;
+    }
+    var ids = g.nodes.map(function (n) { return n.id; });
+    var out = new Map(ids.map(function (id) { return [id, []]; }));
+    g.edges.forEach(function (e) { if (out.has(e.source) && out.has(e.target)) out.get(e.source).push(e); });
+    // Back edges: those that close a cycle in a depth-first walk from the start.
+    var state = new Map(), back = new Set();
+    function dfs(id) {
+      state.set(id, 1);
+      out.get(id).forEach(function (e) {
+        var t = state.get(e.target);
+        if (t === 1) back.add(e);
+        else if (!t) dfs(e.target);
+      });
+      state.set(id, 2);
+    }
+    var start = ids.indexOf('__start__') >= 0 ? '__start__' : ids[0];
+    dfs(start);
+    ids.forEach(function (id) { if (!state.get(id)) dfs(id); });
+    // Rank: longest path over forward edges.
+    var rank = new Map(ids.map(function (id) { return [id, 0]; }));
+    for (var pass = 0; pass < ids.length; pass++) {
+      var changed = false;
+      g.edges.forEach(function (e) {
+        if (back.has(e) || !rank.has(e.source) || !rank.has(e.target)) return;
+        if (rank.get(e.target) < rank.get(e.source) + 1) { rank.set(e.target, rank.get(e.source) + 1); changed = true; }
+      });
+      if (!changed) break;
+    }
+    var cols = new Map();
+    ids.forEach(function (id) { var r = rank.get(id); if (!cols.has(r)) cols.set(r, []); cols.get(r).push(id); });
+    var maxRows = Math.max.apply(null, Array.from(cols.values()).map(function (c) { return c.length; }));
+    var NW = 160, NH = 50, TW = 78, GX = 60, GY = 30, TOP = 60;
+    var colX = [], x = 10, nCols = Math.max.apply(null, Array.from(cols.keys())) + 1;
+    for (var c = 0; c < nCols; c++) {
+      var wide = (cols.get(c) || []).some(function (id) { return id.slice(0, 2) !== '__'; });
+      colX.push(x); x += (wide ? NW : TW) + GX;
+    }
+    var width = x - GX + 10, height = TOP + maxRows * (NH + GY) + 10;
+    var pos = new Map();
+    cols.forEach(function (list, r) {
+      list.forEach(function (id, i) {
+        var term = id.slice(0, 2) === '__';
+        var w = term ? TW : NW, hgt = term ? 30 : NH;
+        var cy = TOP + (maxRows * (NH + GY) - GY) / 2 + (i - (list.length - 1) / 2) * (NH + GY);
+        pos.set(id, { x: colX[r], y: cy - hgt / 2, w: w, h: hgt, cx: colX[r] + w / 2, cy: cy });
+      });
+    });
+    var svg = s('svg', { viewBox: '0 0 ' + width + ' ' + height, width: width, height: height, role: 'img', id: 'graph-svg' },
+      s('defs', null, s('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
+        s('path', { d: 'M0,0L10,5L0,10z', fill: '#56616b' }))));
+    var backN = 0;
+    g.edges.forEach(function (e) {
+      var a = pos.get(e.source), b = pos.get(e.target);
+      if (!a || !b) return;
+      var cls = 'gedge' + (e.conditional ? ' cond' : '') + (back.has(e) ? ' back' : '');
+      var d, lx, ly;
+      if (back.has(e) || rank.get(e.target) <= rank.get(e.source)) {
+        var lift = 30 + 14 * backN++;
+        d = 'M' + a.cx + ',' + a.y + ' C' + a.cx + ',' + (a.y - lift) + ' ' + b.cx + ',' + (b.y - lift) + ' ' + b.cx + ',' + b.y;
+        lx = (a.cx + b.cx) / 2; ly = Math.min(a.y, b.y) - lift * 0.75 - 3;
+      } else {
+        var x1 = a.x + a.w, x2 = b.x, mid = (x1 + x2) / 2;
+        d = 'M' + x1 + ',' + a.cy + ' C' + mid + ',' + a.cy + ' ' + mid + ',' + b.cy + ' ' + x2 + ',' + b.cy;
+        lx = mid; ly = (a.cy + b.cy) / 2 - 5;
+      }
+      svg.appendChild(s('path', { class: cls, d: d, 'marker-end': 'url(#arrow)', 'data-edge': e.source + '->' + e.target }));
+      var label = e.label || (back.has(e) ? 'leak: retry' : '');
+      if (label) svg.appendChild(s('text', { class: 'glabel', x: lx, y: ly, text: label }));
+    });
+    ids.forEach(function (id) {
+      var p = pos.get(id), term = id.slice(0, 2) === '__';
+      var node = (g.nodes.find(function (n) { return n.id === id; }) || {});
+      var grp = s('g', { class: 'gnode' + (term ? ' term' : ''), 'data-node': id },
+        s('rect', { x: p.x, y: p.y, width: p.w, height: p.h, rx: term ? 15 : 6 }),
+        s('text', { x: p.cx, y: term ? p.cy + 4 : p.cy - 3, text: term ? id.replace(/_/g, '') : (node.name || id) }));
+      var m = st.nodes.get(id);
+      if (m && !term) {
+        var backends = Array.from(m.backends.keys()).join(', ');
+        grp.appendChild(s('text', { class: 'sub', x: p.cx, y: p.cy + 13, text: (m.n ? 'mean ' + ms(m.sum / m.n) + ' · ' : '') + (backends || '') }));
+        grp.appendChild(s('title', { text: id + ': ' + m.n + ' runs' }));
+      }
+      svg.appendChild(grp);
+    });
+    box.appendChild(svg);
+    if (g.mermaid) box.appendChild(h('details', { class: 'mermaid' }, h('summary', { class: 'muted', text: 'mermaid source' }), h('pre', { text: g.mermaid })));
+  }
+
+  // --- list and filters -------------------------------------------------------------------------------------
+  function searchText(r) {
+    var t = searchCache.get(r.id);
+    if (t !== undefined) return t;
+    var d = diag(r), parts = [r.problem_id, r.task, r.prompt, r.hint, r.error, d.error_class, d.root_cause];
+    (r.attempts || []).forEach(function (a) { parts.push(a.completion); });
+    (r.reattempt || []).forEach(function (a) { parts.push(a.completion); });
+    drafts(r).forEach(function (x) { parts.push(x.draft, x.reason, (x.detectors || []).join(' ')); });
+    (r.fallbacks || []).forEach(function (f) { parts.push(f); });
+    t = parts.filter(function (p) { return p !== null && p !== undefined; }).join('\n').toLowerCase();
+    searchCache.set(r.id, t);
+    return t;
+  }
+
+  function numOrNull(el) { var v = el.value.trim(); return v === '' ? null : Number(v); }
+
+  function readFilters() {
+    return { stepMin: numOrNull($('f-step-min')), stepMax: numOrNull($('f-step-max')), cls: $('f-class').value,
+             recovered: $('f-recovered').value, withheld: $('f-withheld').value, tier: $('f-tier').value,
+             terms: $('f-search').value.toLowerCase().split(/\s+/).filter(Boolean) };
+  }
+
+  function matches(r, f) {
+    if (f.stepMin !== null && !(r.step >= f.stepMin)) return false;
+    if (f.stepMax !== null && !(r.step <= f.stepMax)) return false;
+    if (f.cls && errClass(r) !== f.cls) return false;
+    if (f.recovered && (!!r.recovered) !== (f.recovered === 'yes')) return false;
+    if (f.withheld && (!!r.withheld) !== (f.withheld === 'yes')) return false;
+    if (f.tier !== '' && String(r.tier) !== f.tier) return false;
+    if (f.terms.length) {
+      var t = searchText(r);
+      for (var i = 0; i < f.terms.length; i++) if (t.indexOf(f.terms[i]) < 0) return false;
+    }
+    return true;
+  }
+
+  function applyFilters(keepPage) {
+    var f = readFilters();
+    filtered = records.filter(function (r) { return matches(r, f); });
+    var pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
+    page = keepPage ? Math.min(page, pages - 1) : 0;
+    renderList();
+  }
+
+  function refreshOptions() {
+    var classes = new Set(), tiers = new Set();
+    records.forEach(function (r) { classes.add(errClass(r)); if (r.tier !== undefined && r.tier !== null) tiers.add(String(r.tier)); });
+    [[$('f-class'), Array.from(classes).sort()], [$('f-tier'), Array.from(tiers).sort()]].forEach(function (pair) {
+      var sel = pair[0], have = new Set(Array.from(sel.options).map(function (o) { return o.value; }));
+      pair[1].forEach(function (v) { if (!have.has(v)) sel.appendChild(h('option', { value: v, text: v })); });
+    });
+  }
+
+  function outcomeBadges(r) {
+    var out = [];
+    if (r.error) out.push(h('span', { class: 'badge no', text: 'failed' }));
+    if (r.withheld) out.push(h('span', { class: 'badge warn', text: 'withheld' }));
+    if (hasOutcome(r)) out.push(h('span', { class: 'badge ' + (r.recovered ? 'ok' : 'no'), text: r.recovered ? 'recovered' : 'not recovered' }));
+    var n = drafts(r).length;
+    if (n) out.push(h('span', { class: 'badge', title: 'rejected drafts', text: n + ' leak' + (n > 1 ? 's' : '') }));
+    return out;
+  }
+
+  function renderList() {
+    var body = clear(document.querySelector('#list tbody'));
+    var start = page * PAGE_SIZE, rows = filtered.slice(start, start + PAGE_SIZE);
+    var frag = document.createDocumentFragment();
+    rows.forEach(function (r) {
+      var open = function () { showDetail(r.id); };
+      frag.appendChild(h('tr', { 'data-id': r.id, class: r.id === selectedId ? 'sel' : null, tabindex: 0, onclick: open,
+                                 onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
+        h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
+        h('td', { class: 'pid', text: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
+        h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint, title: r.hint || null }),
+        h('td', null, outcomeBadges(r))));
+    });
+    body.appendChild(frag);
+    var pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
+    $('count').textContent = filtered.length + ' of ' + records.length + ' interventions';
+    $('pageinfo').textContent = 'page ' + (page + 1) + ' of ' + pages;
+    $('prev').disabled = page <= 0;
+    $('next').disabled = page >= pages - 1;
+  }
+
+  // --- one intervention -------------------------------------------------------------------------------------
+  function completionTable(list) {
+    return h('table', { class: 'completions' },
+      h('thead', null, h('tr', null, h('th', { text: '#' }), h('th', { text: 'completion' }), h('th', { text: 'reward' }))),
+      h('tbody', null, list.map(function (a, i) {
+        return h('tr', null, h('td', { text: i + 1 }), h('td', null, h('pre', { text: a.completion })), rewardCell(a.reward));
+      })));
+  }
+
+  function showDetail(id) {
+    var r = byId.get(id);
+    if (!r) return;
+    selectedId = id;
+    Array.prototype.forEach.call(document.querySelectorAll('#list tbody tr'), function (tr) {
+      tr.classList.toggle('sel', Number(tr.getAttribute('data-id')) === id);
+    });
+    if (location.hash !== '#i' + id) history.replaceState(null, '', '#i' + id);
+    var d = diag(r), el = clear($('detail'));
+    el.setAttribute('data-id', id);
+    el.appendChild(h('h2', null, 'Intervention #' + id + ' · ', h('span', { class: 'pid', text: r.problem_id })));
+    el.appendChild(h('div', null,
+      isNum(r.step) ? h('span', { class: 'badge', text: 'step ' + r.step }) : null,
+      isNum(r.group) ? h('span', { class: 'badge', text: 'group ' + r.group }) : null,
+      isNum(r.round) ? h('span', { class: 'badge', text: 'round ' + r.round }) : null,
+      r.task ? h('span', { class: 'badge', text: r.task }) : null,
+      r.strategy ? h('span', { class: 'badge', text: 'strategy ' + r.strategy }) : null,
+      r.placement ? h('span', { class: 'badge', text: 'placement ' + r.placement }) : null,
+      outcomeBadges(r)));
+    if (r.error) el.appendChild(h('div', { class: 'errorbox', text: r.error }));
+    if (r.prompt) { el.appendChild(h('h3', { text: 'Problem' })); el.appendChild(h('pre', { class: 'prompt', text: r.prompt })); }
+
+    if (r.attempts) {
+      el.appendChild(h('h3', { text: 'Failed attempts (' + r.attempts.length + ')' }));
+      el.appendChild(h('div', { class: 'attempts' }, completionTable(r.attempts)));
+    }
+
+    el.appendChild(h('h3', { text: 'Diagnosis' }));
+    el.appendChild(h('div', { class: 'kv diagnosis' },
+      h('span', { class: 'k', text: 'error class' }), h('span', { class: 'v', text: errClass(r) }),
+      h('span', { class: 'k', text: 'per attempt' }), h('span', { class: 'v', text: Object.keys(d.error_classes || {}).map(function (k) { return k + ': ' + d.error_classes[k]; }).join(', ') || '-' }),
+      h('span', { class: 'k', text: 'root cause' }), h('span', { class: 'v', text: d.root_cause || '-' }),
+      h('span', { class: 'k', text: 'first error step' }), h('span', { class: 'v', text: fmtNum(d.first_error_step) })));
+
+    var given = r.hint !== null && r.hint !== undefined;
+    el.appendChild(h('h3', { text: 'Hint' + (given ? ' (tier ' + fmtNum(r.tier) + ')' : '') }));
+    el.appendChild(h('pre', { class: 'hintbox' + (given ? '' : ' none'), id: 'detail-hint',
+                              text: given ? r.hint : r.withheld ? 'withheld: every draft leaked, so the policy got no hint' : 'no hint' }));
+
+    var ds = drafts(r);
+    el.appendChild(h('h3', { text: 'Rejected drafts (' + ds.length + ')' }));
+    el.appendChild(h('div', { class: 'drafts' }, ds.length ? ds.map(function (x, i) {
+      return h('div', { class: 'draft' },
+        h('div', null, h('b', { text: 'draft ' + (i + 1) }), ' ', isNum(x.tier) ? h('span', { class: 'badge', text: 'tier ' + x.tier }) : null,
+          (x.detectors || []).map(function (det) { return h('span', { class: 'badge detector', text: det }); })),
+        h('pre', { class: 'draft-text', text: x.draft }),
+        x.reason ? h('div', { class: 'muted reason', text: x.reason }) : null);
+    }) : h('p', { class: 'muted', text: 'none: the first draft passed the leakage checker' })));
+
+    var nodes = r.nodes || [];
+    el.appendChild(h('h3', { text: 'Nodes (' + nodes.length + ')' }));
+    el.appendChild(h('div', { class: 'nodes' }, nodes.map(function (nd, i) {
+      return h('div', { class: 'node', 'data-node': nd.node },
+        h('div', { class: 'nh' }, h('span', { class: 'muted', text: String(i + 1) + '.' }), h('b', { text: nd.node }),
+          h('span', { class: 'latency', text: ms(nd.latency_s) }), h('span', { class: 'badge backend', text: nd.backend || '?' })),
+        nd.error ? h('div', { class: 'errorbox', text: nd.error }) : null,
+        lazyJson('input', nd.input), lazyJson('output', nd.output));
+    })));
+    if ((r.fallbacks || []).length) {
+      el.appendChild(h('h3', { text: 'LLM fallbacks' }));
+      el.appendChild(h('ul', null, r.fallbacks.map(function (f) { return h('li', { text: f }); })));
+    }
+
+    if (r.reattempt) {
+      el.appendChild(h('h3', { text: 'Re-attempt with the hint (' + r.reattempt.length + ')' + (hasOutcome(r) ? (r.recovered ? ': recovered' : ': not recovered') : '') }));
+      el.appendChild(h('div', { class: 'reattempt' }, r.reattempt.length ? completionTable(r.reattempt)
+        : h('p', { class: 'muted', text: given ? 'no re-attempt recorded' : 'no hint, so no re-attempt' })));
+    }
+  }
+
+  function lazyJson(label, value) {
+    var pre = h('pre', { class: 'json' });
+    var det = h('details', { class: label }, h('summary', { text: label }), pre);
+    var filled = false;
+    det.addEventListener('toggle', function () { if (det.open && !filled) { pre.textContent = json(value); filled = true; } });
+    return det;
+  }
+
+  // --- live updates (mentor traces serve) -------------------------------------------------------------------
+  function maxId() { return records.length ? records[records.length - 1].id : 0; }
+
+  function poll() {
+    var limit = 5000, got = 0;
+    var badge = $('live');
+    fetch('api/interventions?after_id=' + maxId() + '&limit=' + limit, { cache: 'no-store' })
+      .then(function (res) { if (!res.ok) throw new Error(res.status); return res.json(); })
+      .then(function (items) {
+        got = items.length;
+        items.forEach(function (r) { if (!byId.has(r.id)) { records.push(r); byId.set(r.id, r); } });
+        return fetch('api/steps', { cache: 'no-store' }).then(function (res) { return res.json(); });
+      })
+      .then(function (newSteps) {
+        var stepsChanged = JSON.stringify(newSteps) !== JSON.stringify(steps);
+        steps = newSteps;
+        if (got || stepsChanged) { refreshOptions(); renderSummary(); applyFilters(true); }
+        badge.className = '';
+        badge.textContent = 'live · updated ' + new Date().toLocaleTimeString();
+      })
+      .catch(function () { badge.className = 'down'; badge.textContent = 'live · server unreachable, retrying'; })
+      .then(function () { setTimeout(poll, got >= limit ? 0 : (META.poll_ms || 2000)); });
+  }
+
+  // --- start ------------------------------------------------------------------------------------------------
+  $('source').textContent = (META.kind === 'jsonl' ? 'mentor diagnose output: ' : 'run: ') + (META.source || '');
+  var debounce = null;
+  $('filters').addEventListener('input', function (ev) {
+    clearTimeout(debounce);
+    if (ev.target.id === 'f-search') debounce = setTimeout(function () { applyFilters(false); }, 120);
+    else applyFilters(false);
+  });
+  $('filters').addEventListener('change', function () { applyFilters(false); });
+  $('filters').addEventListener('reset', function () { setTimeout(function () { applyFilters(false); }, 0); });
+  $('filters').addEventListener('submit', function (ev) { ev.preventDefault(); });
+  $('prev').addEventListener('click', function () { if (page > 0) { page -= 1; renderList(); } });
+  $('next').addEventListener('click', function () { page += 1; renderList(); });
+
+  refreshOptions();
+  applyFilters(false);
+  window.mentorListRendered = performance.now();
+  renderSummary();
+  var m = /^#i(\d+)$/.exec(location.hash);
+  if (m) showDetail(Number(m[1]));
+  if (META.live) { $('live').hidden = false; $('live').textContent = 'live'; setTimeout(poll, META.poll_ms || 2000); }
+  window.mentorViewer = { records: function () { return records; }, filtered: function () { return filtered; },
+                          applyFilters: applyFilters, showDetail: showDetail };
+  window.mentorReady = performance.now();
+})();

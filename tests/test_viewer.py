@@ -1,0 +1,646 @@
+"""The trace viewer in real headless Chromium, and the trace store's read API on a real tiny GRPO run.
+
+The browser is Debian's `chromium` (`apt-get install -y chromium`), driven over the Chrome DevTools Protocol
+with the small client below (stdlib only: a websocket is a few lines). Browser tests skip when it is absent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
+
+
+def find_chromium() -> str | None:
+    """The browser binary: $MENTOR_CHROMIUM, else the first of chromium, chromium-browser... on PATH."""
+    explicit = os.environ.get("MENTOR_CHROMIUM")
+    if explicit:
+        return explicit if Path(explicit).exists() else None
+    return next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
+
+
+# --- a minimal Chrome DevTools Protocol client ------------------------------------------------------------
+class WebSocket:
+    """A client websocket (RFC 6455): text frames out (masked), text frames in, pings answered."""
+
+    def __init__(self, url: str, timeout: float = 30.0):
+        u = urlparse(url)
+        self.sock = socket.create_connection((u.hostname, u.port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET {u.path} HTTP/1.1\r\nHost: {u.hostname}:{u.port}\r\nUpgrade: websocket\r\n"
+                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+                           ).encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise ConnectionError("websocket handshake: connection closed")
+            self.buf += chunk
+        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise ConnectionError(f"websocket handshake refused: {head[:200]!r}")
+
+    def _read(self, n: int) -> bytes:
+        while len(self.buf) < n:
+            chunk = self.sock.recv(max(65536, n - len(self.buf)))
+            if not chunk:
+                raise ConnectionError("websocket closed")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def _frame(self, opcode: int, payload: bytes) -> None:
+        n, mask = len(payload), os.urandom(4)
+        head = bytes([0x80 | opcode])
+        head += bytes([0x80 | n]) if n < 126 else (bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536
+                                                    else bytes([0x80 | 127]) + struct.pack(">Q", n))
+        key = (mask * (n // 4 + 1))[:n]
+        masked = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
+        self.sock.sendall(head + mask + masked)
+
+    def send(self, text: str) -> None:
+        self._frame(0x1, text.encode())
+
+    def recv(self) -> str:
+        message = b""
+        while True:
+            b0, b1 = self._read(2)
+            opcode, n = b0 & 0x0F, b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._read(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._read(8))[0]
+            payload = self._read(n)
+            if opcode == 0x9:  # ping
+                self._frame(0xA, payload)
+                continue
+            if opcode == 0x8:
+                raise ConnectionError("websocket closed by the browser")
+            message += payload
+            if b0 & 0x80:
+                return message.decode()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class Chromium:
+    """Headless Chromium with one page, driven over CDP. Console messages, exceptions and log entries of the
+    page are collected in `events` (see `problems()`)."""
+
+    def __init__(self, binary: str, timeout: float = 30.0):
+        self.profile = tempfile.mkdtemp(prefix="mentor-chromium-")
+        self.proc = subprocess.Popen(
+            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+             "--disable-background-networking", "--disable-component-update", "--disable-default-apps",
+             "--disable-extensions", "--disable-sync", "--no-first-run", "--no-default-browser-check",
+             "--metrics-recording-only", "--mute-audio", "--disable-features=Translate,MediaRouter",
+             "--remote-debugging-port=0", "--remote-allow-origins=*", f"--user-data-dir={self.profile}",
+             "--window-size=1400,1000", "about:blank"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + timeout
+        while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError(f"chromium did not start (exit code {self.proc.returncode})")
+            time.sleep(0.05)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=timeout) as r:
+            page = next(t for t in json.load(r) if t["type"] == "page")
+        self.ws = WebSocket(page["webSocketDebuggerUrl"], timeout)
+        self.next_id = 0
+        self.events: list[dict] = []
+        for domain in ("Page", "Runtime", "Log", "Performance"):
+            self.call(f"{domain}.enable")
+
+    def call(self, method: str, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.ws.recv())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            if "method" in message:
+                self.events.append(message)
+
+    def wait_event(self, method: str, timeout: float = 30.0) -> dict:
+        start = len(self.events)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in self.events[start:]:
+                if event["method"] == method:
+                    return event
+            self.ws.sock.settimeout(max(0.05, deadline - time.monotonic()))
+            try:
+                message = json.loads(self.ws.recv())
+            except socket.timeout:
+                break
+            finally:
+                self.ws.sock.settimeout(timeout)
+            if "method" in message:
+                self.events.append(message)
+                if message["method"] == method:
+                    return message
+        raise TimeoutError(f"no {method} within {timeout} s")
+
+    def navigate(self, url: str, timeout: float = 60.0) -> None:
+        self.events.clear()
+        self.call("Page.navigate", url=url)
+        self.wait_event("Page.loadEventFired", timeout)
+
+    def js(self, expression: str):
+        """Evaluates in the page; returns the value (promises awaited). A page exception raises."""
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression!r}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.js(expression)
+            if value:
+                return value
+            time.sleep(0.05)
+        raise TimeoutError(f"{expression!r} stayed falsy for {timeout} s")
+
+    def click(self, selector: str) -> None:
+        """A real mouse click in the middle of the element."""
+        box = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView();"
+                      f" const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        for kind in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+
+    def type_into(self, selector: str, text: str) -> None:
+        self.js(f"document.querySelector({json.dumps(selector)}).focus()")
+        self.call("Input.insertText", text=text)
+
+    def problems(self) -> list[str]:
+        """Console messages, uncaught exceptions and browser log entries at warning level or worse."""
+        found = []
+        for e in self.events:
+            p = e.get("params", {})
+            if e["method"] == "Runtime.exceptionThrown":
+                found.append(f"exception: {p['exceptionDetails']}")
+            elif e["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "warning", "assert"):
+                found.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p['args']]}")
+            elif e["method"] == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"):
+                found.append(f"log {p['entry']['level']}: {p['entry']['text']} {p['entry'].get('url', '')}")
+        return found
+
+    def metrics(self) -> dict[str, float]:
+        return {m["name"]: m["value"] for m in self.call("Performance.getMetrics")["metrics"]}
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "ws", None):
+                try:
+                    self.call("Browser.close")
+                except (ConnectionError, OSError, RuntimeError):
+                    pass
+                self.ws.close()
+        finally:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# --- a real tiny GRPO run with traces ---------------------------------------------------------------------
+ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
+              "reference": {"answer": "0425", "operands": [158, 267]},
+              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
+                           {"completion": " 0435", "reward": 0.0}]}
+LEAK = "<b>the answer is {answer}</b>"  # markup in a draft: the page must show it as text
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """Two GRPO steps (2 collapsed groups each) with the mentor. The composer leaks on every first draft, and on
+    every draft of the first problem it sees, so that problem's hint is withheld after the bound (1 retry)."""
+    from test_integration import RecordingReward, make_trainer
+
+    from mentor import Mentor
+    from mentor.tasks import get_task
+
+    path = tmp_path_factory.mktemp("run")
+    task = get_task("arithmetic")
+    original, stubborn, lock = task.compose, [], threading.Lock()
+
+    def compose(group, diagnosis, tier, feedback):
+        with lock:  # groups run concurrently
+            if not stubborn:
+                stubborn.append(group.problem_id)
+        if feedback is None or group.problem_id in stubborn:
+            return LEAK.format(answer=group.reference["answer"])
+        return original(group, diagnosis, tier, feedback)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(task, "compose", compose)
+        trainer = make_trainer(path, RecordingReward(), max_steps=2)
+        Mentor.from_config({"max_leak_retries": 1}).attach(trainer)
+        trainer.train()
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(run_dir):
+    from mentor.traces import TraceStore
+
+    store = TraceStore(run_dir, readonly=True)
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def graph():
+    from mentor.viewer import graph_spec
+
+    return graph_spec()
+
+
+def copy_store(store, path):
+    """A fresh, writable store at `path` holding the records and step metrics of `store`."""
+    from mentor.traces import TraceStore
+
+    copy = TraceStore(path)
+    metrics = {s["step"]: {k: v for k, v in s.items() if k != "step"} for s in store.steps()}
+    for step in sorted(metrics):
+        records = [{k: v for k, v in r.items() if k != "id"} for r in store.interventions(step_min=step, step_max=step)]
+        copy.append(step, records, metrics[step])
+    return copy
+
+
+# --- the trace store's read API ---------------------------------------------------------------------------
+def test_store_read_api_on_a_real_run(store):
+    records = store.interventions()
+    assert store.count() == len(records) == 4
+    assert [s["step"] for s in store.steps()] == [0, 1]
+    assert all("mentor/collapse_rate_before" in s and "mentor/leaks_blocked" in s for s in store.steps())
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records)
+    assert [r["step"] for r in records] == [0, 0, 1, 1]
+    withheld = store.interventions(withheld=True)
+    assert len(withheld) == 1 and withheld[0]["hint"] is None and not withheld[0]["recovered"]
+    assert len(store.interventions(withheld=False)) == 3
+    assert len(store.interventions(recovered=True)) == 3 and store.interventions(recovered=False) == withheld
+    assert store.interventions(step_min=1) == store.interventions(step_min=1, step_max=1) == records[2:]
+    assert store.interventions(step_max=0) == records[:2]
+    assert store.interventions(after_id=records[1]["id"], limit=1) == [records[2]]
+    cls = records[0]["diagnosis"]["error_class"]
+    assert store.interventions(error_class=cls) == [r for r in records if r["diagnosis"]["error_class"] == cls]
+    assert store.interventions(error_class="no such class") == []
+    tier = records[1]["tier"]
+    assert store.interventions(tier=tier) == [r for r in records if r["tier"] == tier]
+    assert store.get(records[3]["id"]) == records[3] and store.get(10_000) is None
+    assert list(store) == records
+    assert [json.loads(t) for t in store.interventions_json()] == records
+    assert [json.loads(t) for t in store.interventions_json(withheld=True)] == withheld
+
+
+def test_records_hold_the_node_stream_the_drafts_and_the_reattempt(store):
+    withheld = store.interventions(withheld=True)[0]
+    hinted = store.interventions(withheld=False)
+    for r in store:
+        assert {"step", "group", "round", "problem_id", "task", "prompt", "attempts", "diagnosis", "hint", "tier",
+                "withheld", "leak", "latency_s", "backend", "fallbacks", "error", "nodes", "reattempt",
+                "recovered", "strategy", "placement"} <= set(r)
+        assert len(r["attempts"]) == 4 and all(a["reward"] == 0.0 for a in r["attempts"])
+        for node in r["nodes"]:  # from LangGraph's task stream (mentor/runtime.py)
+            assert node["backend"] == "rules" and node["latency_s"] > 0 and node["error"] is None
+            assert isinstance(node["input"], dict) and isinstance(node["output"], dict)
+    # The stubborn problem: two drafts (max_leak_retries=1), both rejected, no hint, no re-attempt.
+    assert [n["node"] for n in withheld["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
+                                                      "leakage_checker", "hint_composer", "leakage_checker"]
+    drafts = withheld["leak"]["leaked_drafts"]
+    assert len(drafts) == 2 and all(d["detectors"] and d["draft"].startswith("<b>the answer is") for d in drafts)
+    assert withheld["reattempt"] == []
+    for r in hinted:  # the first draft leaked, the second passed; the re-attempt is recorded with its rewards
+        assert len(r["leak"]["leaked_drafts"]) == 1 and r["hint"] and r["recovered"]
+        assert len(r["reattempt"]) == 4 and max(a["reward"] for a in r["reattempt"]) > 0
+
+
+def test_a_reader_sees_steps_a_writer_appends(store, tmp_path):
+    from mentor.traces import TraceStore
+
+    writer = copy_store(store, tmp_path)
+    reader = TraceStore(tmp_path, readonly=True)
+    last = reader.interventions()[-1]["id"]
+    new = {k: v for k, v in store.interventions(limit=1)[0].items() if k != "id"}
+    writer.append(2, [{**new, "step": 2}], {"mentor/collapse_rate_before": 0.5, "mentor/collapse_rate_after": 0.0})
+    assert reader.count() == 5 and [s["step"] for s in reader.steps()] == [0, 1, 2]
+    assert [r["step"] for r in reader.interventions(after_id=last)] == [2]
+    reader.close()
+    writer.close()
+
+
+# --- the page, without a browser --------------------------------------------------------------------------
+HOSTILE = "</script><script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"><!-- & &amp; \u2028"
+
+
+def hostile_record(record):
+    r = json.loads(json.dumps(record))
+    r["problem_id"] = "<i>p</i>"
+    r["attempts"][0]["completion"] = HOSTILE
+    r["attempts"][1]["reward"] = float("-inf")  # a row whose reward functions all returned None
+    r["hint"] = "<svg onload=\"window.pwned = 3\">"
+    r["diagnosis"]["root_cause"] = "</SCRIPT ><script>window.pwned = 4</script>"
+    r["leak"]["leaked_drafts"][0]["draft"] = "<a href=\"javascript:window.pwned = 5\">x</a>"
+    return r
+
+
+def embedded_data(page: str) -> dict:
+    start = page.index('<script type="application/json" id="mentor-data">') + len(
+        '<script type="application/json" id="mentor-data">')
+    return json.loads(page[start:page.index("</script>", start)])
+
+
+def test_the_page_is_self_contained_and_holds_the_data_as_inert_json(store, graph):
+    from mentor.viewer import build_html
+
+    records = store.interventions()
+    page = build_html([hostile_record(records[0])] + records[1:], store.steps(), graph, source="run")
+    assert page.count("<script") == 2 and page.lower().count("</script") == 2  # the data tag and the viewer's
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "") and "https://" not in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    data = embedded_data(page)
+    assert data["interventions"][0]["attempts"][0]["completion"] == HOSTILE
+    assert data["interventions"][0]["attempts"][1]["reward"] == "-inf"
+    assert data["interventions"][1:] == records[1:] and data["steps"] == store.steps()
+    assert {n["id"] for n in data["graph"]["nodes"]} >= {"error_classifier", "root_cause_analyst",
+                                                         "hint_composer", "leakage_checker"}
+
+
+def test_cli_writes_pages_for_a_run_and_for_diagnose_output(run_dir, tmp_path, capsys):
+    from mentor.cli import main
+
+    assert main(["traces", "view", str(run_dir), "-o", str(tmp_path / "run.html")]) == 0
+    assert "4 interventions" in capsys.readouterr().out
+    assert len(embedded_data((tmp_path / "run.html").read_text())["interventions"]) == 4
+    failures = tmp_path / "failures.jsonl"
+    failures.write_text("\n".join(json.dumps({**ARITHMETIC, "problem_id": f"add-{i}"}) for i in range(3)) + "\n")
+    assert main(["diagnose", str(failures), "-o", str(tmp_path / "out.jsonl")]) == 0
+    assert main(["traces", "view", str(tmp_path / "out.jsonl")]) == 0  # default: out.html next to it
+    data = embedded_data((tmp_path / "out.html").read_text())
+    assert data["meta"]["kind"] == "jsonl" and [r["id"] for r in data["interventions"]] == [1, 2, 3]
+    assert data["interventions"][0]["hint"] and data["steps"] == []
+    assert main(["traces", "view", str(tmp_path / "missing")]) == 2
+    assert "no mentor traces" in capsys.readouterr().err
+
+
+@pytest.fixture
+def live_store(store, tmp_path):
+    copy = copy_store(store, tmp_path)
+    yield copy
+    copy.close()
+
+
+@pytest.fixture
+def server(live_store, tmp_path):
+    from mentor.viewer import TraceServer
+
+    server = TraceServer(tmp_path, port=0, poll_s=0.2)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def get_json(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.load(r)
+
+
+def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
+    with urllib.request.urlopen(server.url, timeout=10) as r:
+        page = r.read().decode()
+    assert embedded_data(page)["meta"]["live"] is True
+    records = get_json(server.url + "api/interventions?after_id=0")
+    assert records == store.interventions()
+    assert get_json(server.url + f"api/interventions?after_id={records[-1]['id']}") == []
+    new = {k: v for k, v in records[0].items() if k != "id"}
+    live_store.append(2, [{**new, "step": 2, "attempts": [{"completion": "x", "reward": float("-inf")}]}])
+    [added] = get_json(server.url + f"api/interventions?after_id={records[-1]['id']}")
+    assert added["step"] == 2 and added["attempts"][0]["reward"] == "-inf"
+    assert get_json(server.url + "api/interventions?after_id=0&limit=2") == records[:2]
+    assert [s["step"] for s in get_json(server.url + "api/steps")] == [0, 1]
+    for bad in ("nothing", "api/interventions?after_id=x"):
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(server.url + bad, timeout=10)
+
+
+# --- the page in headless Chromium ------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser():
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium), so the viewer's browser tests cannot run")
+    browser = Chromium(binary)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def run_page(store, graph, tmp_path_factory):
+    from mentor.viewer import build_html
+
+    path = tmp_path_factory.mktemp("page") / "traces.html"
+    path.write_text(build_html(store.interventions_json(), store.steps(), graph, source="run"), encoding="utf-8")
+    return path.as_uri()
+
+
+def rows(browser) -> list[int]:
+    return browser.js("Array.from(document.querySelectorAll('#list tbody tr')).map(tr => +tr.dataset.id)")
+
+
+def marks(browser, plot: str) -> list[float]:
+    """The values of a summary plot's SVG marks (bars or points), in drawing order."""
+    return browser.js(f"Array.from(document.querySelectorAll('[data-plot={plot}] svg .mark'))"
+                      ".map(e => +e.dataset.value)")
+
+
+def set_filter(browser, element_id: str, value) -> None:
+    browser.js(f"(() => {{ const e = document.getElementById({json.dumps(element_id)}); e.value = {json.dumps(value)};"
+               f" e.dispatchEvent(new Event('change', {{bubbles: true}})); }})()")
+
+
+def test_the_page_loads_cleanly_and_draws_the_summary_and_the_graph(browser, run_page, store):
+    browser.navigate(run_page)
+    browser.wait_for("window.mentorReady")
+    assert browser.problems() == []
+    assert marks(browser, "per-step") == [2, 2]
+    steps = store.steps()
+    assert marks(browser, "collapse") == ([s["mentor/collapse_rate_before"] for s in steps]
+                                          + [s["mentor/collapse_rate_after"] for s in steps])
+    recovery = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('[data-plot=recovery] svg .mark'))"
+                          ".map(e => [e.dataset.label, +e.dataset.value]))")
+    expected = {}
+    for r in store.interventions(withheld=False):  # recovered share of the hinted interventions, per class
+        expected.setdefault(r["diagnosis"]["error_class"], []).append(r["recovered"])
+    assert recovery == {c: sum(v) / len(v) for c, v in expected.items()}
+    assert marks(browser, "tiers")[-1] == 1  # the withheld bar
+    assert sum(marks(browser, "leaks")) == 2 + 3 + 1  # 5 drafts blocked, 1 hint withheld
+    nodes = browser.js("Array.from(document.querySelectorAll('#graph-svg .gnode')).map(g => g.dataset.node)")
+    assert {"error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker"} <= set(nodes)
+    assert browser.js("!!document.querySelector('#graph-svg [data-edge=\"leakage_checker->hint_composer\"]')")
+    assert browser.js("document.getElementById('count').textContent") == "4 of 4 interventions"
+
+
+def test_filters_and_search_narrow_the_list(browser, run_page, store):
+    browser.navigate(run_page)
+    browser.wait_for("window.mentorReady")
+    records = store.interventions()
+    ids = [r["id"] for r in records]
+    withheld = store.interventions(withheld=True)[0]
+    assert rows(browser) == ids
+    set_filter(browser, "f-withheld", "yes")
+    assert rows(browser) == [withheld["id"]]
+    set_filter(browser, "f-withheld", "")
+    set_filter(browser, "f-recovered", "yes")
+    assert rows(browser) == [i for i in ids if i != withheld["id"]]
+    set_filter(browser, "f-recovered", "")
+    browser.js("document.getElementById('f-step-min').value = 1;"
+               " document.getElementById('f-step-min').dispatchEvent(new Event('input', {bubbles: true}))")
+    assert rows(browser) == ids[2:]
+    browser.click("#f-reset")
+    browser.wait_for(f"document.querySelectorAll('#list tbody tr').length === {len(ids)}")
+    browser.type_into("#f-search", records[3]["problem_id"])
+    browser.wait_for("document.querySelectorAll('#list tbody tr').length === 1")
+    assert rows(browser) == [ids[3]]
+    browser.click("#f-reset")
+    browser.type_into("#f-search", "no text like this")
+    browser.wait_for("document.querySelectorAll('#list tbody tr').length === 0")
+    assert browser.js("document.getElementById('count').textContent") == "0 of 4 interventions"
+    browser.click("#f-reset")
+    tier = str(records[1]["tier"])
+    set_filter(browser, "f-tier", tier)
+    assert rows(browser) == [r["id"] for r in records if str(r["tier"]) == tier]
+    assert browser.problems() == []
+
+
+def test_opening_an_intervention_shows_attempts_nodes_hint_drafts_and_reattempt(browser, run_page, store):
+    browser.navigate(run_page)
+    browser.wait_for("window.mentorReady")
+    hinted = store.interventions(withheld=False)[0]
+    browser.click(f"#list tbody tr[data-id='{hinted['id']}']")
+    browser.wait_for(f"document.getElementById('detail').dataset.id === '{hinted['id']}'")
+    detail = browser.js("""(() => { const d = document.getElementById('detail'); return {
+        hint: document.getElementById('detail-hint').textContent,
+        drafts: Array.from(d.querySelectorAll('.draft-text')).map(e => e.textContent),
+        draftMarkup: d.querySelectorAll('.draft-text b, .draft-text *').length,
+        detectors: Array.from(d.querySelectorAll('.detector')).map(e => e.textContent),
+        attempts: Array.from(d.querySelectorAll('.attempts tbody tr')).length,
+        nodes: Array.from(d.querySelectorAll('.node')).map(e => [e.dataset.node,
+            e.querySelector('.latency').textContent, e.querySelector('.backend').textContent]),
+        reattempt: Array.from(d.querySelectorAll('.reattempt tbody tr td:last-child')).map(e => e.textContent),
+    }; })()""")
+    assert detail["hint"] == hinted["hint"]
+    assert detail["drafts"] == [d["draft"] for d in hinted["leak"]["leaked_drafts"]]
+    assert detail["drafts"][0].startswith("<b>the answer is") and detail["draftMarkup"] == 0
+    assert set(hinted["leak"]["leaked_drafts"][0]["detectors"]) <= set(detail["detectors"])
+    assert detail["attempts"] == 4
+    assert [n[0] for n in detail["nodes"]] == [n["node"] for n in hinted["nodes"]]
+    assert all(n[1].endswith(" ms") and n[2] == "rules" for n in detail["nodes"])
+    assert [float(x) for x in detail["reattempt"]] == [a["reward"] for a in hinted["reattempt"]]
+    # A node's input and output, shown when opened.
+    browser.click("#detail .node[data-node='leakage_checker'] details.output summary")
+    output = json.loads(browser.js(
+        "document.querySelector(\"#detail .node[data-node='leakage_checker'] details.output pre\").textContent"))
+    assert output == next(n for n in hinted["nodes"] if n["node"] == "leakage_checker")["output"]
+
+    withheld = store.interventions(withheld=True)[0]
+    browser.js(f"mentorViewer.showDetail({withheld['id']})")
+    assert "withheld" in browser.js("document.getElementById('detail-hint').textContent")
+    assert browser.js("document.querySelectorAll('#detail .draft').length") == 2
+    assert browser.problems() == []
+
+
+def test_model_output_is_shown_as_text_never_run(browser, store, graph, tmp_path):
+    from mentor.viewer import build_html
+
+    records = store.interventions()
+    bad = hostile_record(records[0])
+    path = tmp_path / "hostile.html"
+    path.write_text(build_html([bad] + records[1:], store.steps(), graph, source="<b>run</b>"), encoding="utf-8")
+    browser.navigate(path.as_uri())
+    browser.wait_for("window.mentorReady")
+    browser.js(f"mentorViewer.showDetail({bad['id']})")
+    assert browser.js("window.pwned") is None
+    markup = "#detail script, #detail img, #detail svg, #detail a, #detail i"
+    assert browser.js(f"document.querySelectorAll({json.dumps(markup)}).length") == 0
+    text = browser.js("document.getElementById('detail').textContent")
+    draft = bad["leak"]["leaked_drafts"][0]["draft"]
+    for shown in (HOSTILE, bad["hint"], bad["diagnosis"]["root_cause"], draft, "<i>p</i>"):
+        assert shown in text
+    assert browser.js("document.getElementById('source').textContent").endswith("<b>run</b>")
+    assert browser.problems() == []
+
+
+def test_a_run_without_interventions_yet_loads_cleanly(browser, graph, tmp_path):
+    from mentor.viewer import build_html
+
+    path = tmp_path / "empty.html"
+    path.write_text(build_html([], [], graph, source="run"), encoding="utf-8")
+    browser.navigate(path.as_uri())
+    browser.wait_for("window.mentorReady")
+    assert browser.problems() == []
+    assert browser.js("document.getElementById('count').textContent") == "0 of 0 interventions"
+    assert browser.js("document.querySelectorAll('figure.plot').length") == 5
+
+
+def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
+    from mentor.runtime import MentorRuntime
+    from mentor.types import FailedGroup
+    from mentor.viewer import write_html
+
+    groups = [FailedGroup.from_dict({**ARITHMETIC, "problem_id": f"add-{i}"}) for i in range(3)]
+    out = tmp_path / "out.jsonl"
+    out.write_text("".join(json.dumps(iv.to_dict()) + "\n" for iv in MentorRuntime().run(groups)))
+    page, n = write_html(out)
+    assert n == 3
+    browser.navigate(page.as_uri())
+    browser.wait_for("window.mentorReady")
+    assert browser.problems() == []
+    assert rows(browser) == [1, 2, 3]
+    assert browser.js("document.querySelectorAll('[data-plot=recovery] svg .mark').length") > 0
+    assert browser.js("document.querySelectorAll('[data-plot=tiers] svg .mark').length") > 0
+    browser.js("mentorViewer.showDetail(2)")
+    second = json.loads(out.read_text().splitlines()[1])
+    assert browser.js("document.getElementById('detail-hint').textContent") == second["hint"]
+    assert browser.js("document.querySelector('#detail .diagnosis').textContent").count(
+        second["diagnosis"]["root_cause"]) == 1
+
+
+def test_serve_refreshes_as_new_traces_land(browser, server, live_store, store):
+    browser.navigate(server.url)
+    browser.wait_for("window.mentorReady")
+    assert browser.js("document.getElementById('count').textContent") == "4 of 4 interventions"
+    new = [{k: v for k, v in r.items() if k != "id"} for r in store.interventions(step_min=1)]
+    live_store.append(2, [{**r, "step": 2} for r in new],
+                      {"mentor/collapse_rate_before": 1.0, "mentor/collapse_rate_after": 0.5})
+    browser.wait_for("document.getElementById('count').textContent === '6 of 6 interventions'", timeout=10)
+    assert marks(browser, "per-step") == [2, 2, 2]
+    assert len(marks(browser, "collapse")) == 6
+    assert browser.js("document.getElementById('live').textContent").startswith("live")
+    assert browser.problems() == []
