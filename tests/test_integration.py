@@ -157,10 +157,10 @@ def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path):
     tokenizer = trainer.processing_class
     completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
     prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
-    answers = {row["prompt"]: row["answer"] for row in make_dataset("hard", 16, seed=0)}
-    prefixed = [c for p, c in zip(prompts, completions) if c.startswith(" " + answers[p.strip()][:2])]
-    assert len(prefixed) >= 2 * G  # every hinted row starts with the first two answer digits
-    assert all(p.strip().endswith("A:") for p in prompts)  # the prompt is the original one
+    hints = {row["prompt"]: row["hint"] for row in TraceStore(tmp_path, readonly=True)}
+    prefixed = [c for p, c in zip(prompts, completions) if p.strip() in hints and c.startswith(" " + hints[p.strip()])]
+    assert len(prefixed) == 2 * G  # every hinted row starts with its partial answer, as trained completion tokens
+    assert all(p.strip().endswith("A:") and "Hint" not in p for p in prompts)  # the prompt is the original one
     # The verifier judged the whole response, prefix included.
     assert all(c.startswith(" ") for c in reward.calls[1]["completions"])
 
