@@ -78,6 +78,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor.lab.pretrain import evaluate, first_digits, load_policy
     from mentor.tasks.arithmetic import arithmetic_reward
     from mentor.traces import TraceStore
+    from mentor.viewer import write_html
 
     model, tokenizer = load_policy(policy_dir)
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
@@ -125,8 +126,9 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         result["interventions"] = store.count()
         result["hint_tokens_per_intervention"] = (
             sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints) / max(store.count(), 1))
-        result["traces"] = str(run_dir.relative_to(out_dir))
         store.close()
+        page, _ = write_html(run_dir, run_dir / "traces.html", config=config)
+        result["traces"] = str(page.relative_to(out_dir))
     else:
         result["interventions"], result["hint_tokens_per_intervention"] = 0, 0.0
     return result

@@ -49,7 +49,7 @@ def write_report(results: dict[str, Any], out_dir: Path) -> Path:
     rows = []
     for arm, f in arms.items():
         traces = [r.get("traces") for r in f["runs"] if r.get("traces")]
-        links = " ".join(f'<a href="{html.escape(t)}/traces.html">seed {i}</a>' for i, t in enumerate(traces))
+        links = " ".join(f'<a href="{html.escape(t)}">seed {i}</a>' for i, t in enumerate(traces))
         rows.append(
             f"<tr><td>{html.escape(arm)}</td><td>{f['heldout_acc_before']:.3f}</td><td>{f['heldout_acc_after']:.3f}</td>"
             f"<td>{', '.join(f'{a:.3f}' for a in f['heldout_acc_after_per_seed'])}</td><td>{f['spread']:.3f}</td>"
