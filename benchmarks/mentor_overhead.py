@@ -4,16 +4,19 @@
     .venv/bin/python benchmarks/mentor_overhead.py --part rules --groups 500
     .venv/bin/python benchmarks/mentor_overhead.py --part llm --llm-groups 64 --delay-s 0.05 --llm-concurrency 64
 
-(a) rules: MentorRuntime.run over N arithmetic failed groups (mean wall time per group, all groups in one run),
-    and one group at a time (`runtime.arun([group])` in one event loop: the latency of a single invocation).
-(b) llm: 64 groups with all four nodes on `llm`, against the loopback OpenAI-compatible server of
-    tests/openai_server.py answering each call after 50 ms. The floor is four sequential calls, 0.2 s. Besides the
-    mentor's wall time it measures the bare client (64 concurrent ChatOpenAI.ainvoke, four rounds, no graph), so the
-    gap splits into what the HTTP client stack costs and what the mentor adds; and the same run at llm
-    max_concurrency 16 (the default), which caps requests in flight. The server runs in its own process by default,
-    as a real one does (`--server thread` runs it in this process, where its threads share the GIL with the client).
+(a) rules: MentorRuntime.run over N arithmetic failed groups (4 attempts each; mean wall and CPU time per group),
+    against a trivial 4-node LangGraph graph run the same way (the LangGraph floor); then one group at a time.
+(b) llm: 64 groups with all four nodes on `llm` (max_concurrency and llm.max_concurrency 64), against the
+    loopback OpenAI-compatible server of tests/openai_server.py answering each call after 50 ms. The floor is four
+    sequential calls, 0.2 s. Against it: the bare ChatOpenAI client (64 concurrent ainvoke, four rounds, no graph)
+    and bare HTTP (the same requests through the SDK's HTTP library alone), which split the gap into the HTTP
+    stack, the SDK and LangChain, and the mentor; and the mentor run at llm.max_concurrency 16 (the default).
+    The server runs in its own process by default, as a real one does (`--server thread` runs it in this process,
+    where its threads share the GIL with the client).
 
-Prints one line per figure; docs/benchmarks.md records them.
+Compared runs are interleaved, repeat by repeat, and each ratio is the median of per-repeat ratios, so both
+sides see the same machine load. CPU is this process's CPU time (time.process_time), less disturbed by other
+processes than wall time. Prints one line per figure; docs/benchmarks.md records them.
 """
 
 from __future__ import annotations
@@ -60,60 +63,67 @@ def machine() -> str:
 
 
 # --- (a) rules ------------------------------------------------------------------------------------------
+def timed(fn) -> tuple[float, float]:
+    """(wall s, CPU s of this process) of fn()."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
 def bench_rules(n: int, repeats: int) -> None:
     runtime = MentorRuntime(MentorConfig(max_concurrency=16))
     groups = arithmetic_groups(n)
-    runtime.run(groups[:20])  # warm-up: imports, graph compilation, caches
-    walls = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
+    trivial = trivial_four_node_graph()
+
+    def mentor_batch():
         out = runtime.run(groups)
-        walls.append(time.perf_counter() - t0)
         assert all(o.error is None and o.hint for o in out), [o.error for o in out if o.error][:3]
-    per_group = [w / n * 1000 for w in walls]
-    print(f"rules  runtime.run({n} groups): {statistics.median(per_group):.2f} ms per group "
-          f"(median of {repeats}; runs {', '.join(f'{p:.2f}' for p in per_group)} ms; target < 5 ms)")
+
+    async def trivial_gather():  # the same shape of work: n invocations, at most 16 at once
+        gate = asyncio.Semaphore(16)
+
+        async def one(i):
+            async with gate:
+                await trivial.ainvoke({"x": i})
+
+        await asyncio.gather(*(one(i) for i in range(n)))
+
+    runtime.run(groups[:20])  # warm-up: imports, graph compilation, caches
+    asyncio.run(trivial_gather())
+    mentor, base = [], []
+    for _ in range(repeats):  # interleaved, so both sides of each ratio see the same machine load
+        mentor.append(timed(mentor_batch))
+        base.append(timed(lambda: asyncio.run(trivial_gather())))
+    ms = lambda pairs, i: statistics.median(p[i] for p in pairs) / n * 1000  # noqa: E731
+    ratio = lambda i: statistics.median(m[i] / b[i] for m, b in zip(mentor, base))  # noqa: E731
+    print(f"rules  runtime.run({n} groups, max_concurrency 16): {ms(mentor, 0):.2f} ms per group wall, "
+          f"{ms(mentor, 1):.2f} ms CPU (median of {repeats}: {', '.join(f'{m[0] / n * 1000:.2f}' for m in mentor)} ms; "
+          f"target < 5 ms)")
+    print(f"base   a trivial 4-node async StateGraph (no-op nodes), {n} ainvoke, 16 at once: {ms(base, 0):.2f} ms per "
+          f"invoke wall, {ms(base, 1):.2f} ms CPU; mentor / trivial (median of per-run ratios): wall {ratio(0):.2f}x, "
+          f"CPU {ratio(1):.2f}x")
 
     single = min(n, 200)
+    config = {"configurable": {"mentor": runtime.config}, "recursion_limit": 12}
 
-    async def one_by_one() -> list[float]:
+    async def one_at_a_time(kind: str) -> list[float]:
         times = []
-        for g in groups[:single]:
+        for i, g in enumerate(groups[:single]):
             t0 = time.perf_counter()
-            await runtime.arun([g])
+            if kind == "runtime":
+                await runtime.arun([g])
+            elif kind == "graph":
+                await runtime.graph.ainvoke({"group": g.to_dict()}, config)
+            else:
+                await trivial.ainvoke({"x": i})
             times.append(time.perf_counter() - t0)
         return times
 
-    async def bare_graph() -> list[float]:
-        config = {"configurable": {"mentor": runtime.config}, "recursion_limit": 12}
-        times = []
-        for g in groups[:single]:
-            t0 = time.perf_counter()
-            await runtime.graph.ainvoke({"group": g.to_dict()}, config)
-            times.append(time.perf_counter() - t0)
-        return times
-
-    async def trivial_graph() -> tuple[list[float], float]:
-        graph = trivial_four_node_graph()
-        times = []
-        for i in range(single):
-            t0 = time.perf_counter()
-            await graph.ainvoke({"x": i})
-            times.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        await asyncio.gather(*(graph.ainvoke({"x": i}) for i in range(n)))
-        return times, time.perf_counter() - t0
-
-    trivial, trivial_batch = asyncio.run(trivial_graph())
-    print(f"base   a trivial 4-node async StateGraph (no-op nodes): ainvoke one at a time x {single}: mean "
-          f"{statistics.mean(trivial) * 1000:.2f} ms; {n} at once (gather): {trivial_batch / n * 1000:.2f} ms per "
-          f"invoke; mentor runtime.run / trivial batch = {statistics.median(per_group) / (trivial_batch / n * 1000):.2f}x")
-    times = asyncio.run(one_by_one())
-    print(f"rules  one group at a time, runtime.arun([g]) x {single}: mean {statistics.mean(times) * 1000:.2f} ms, "
-          f"median {statistics.median(times) * 1000:.2f} ms per group")
-    times = asyncio.run(bare_graph())
-    print(f"rules  one group at a time, graph.ainvoke (no runtime, no task stream) x {single}: "
-          f"mean {statistics.mean(times) * 1000:.2f} ms, median {statistics.median(times) * 1000:.2f} ms per group")
+    for kind, label in (("runtime", "runtime.arun([g])"), ("graph", "the mentor graph's ainvoke (no runtime)"),
+                        ("trivial", "the trivial graph's ainvoke")):
+        times = asyncio.run(one_at_a_time(kind))
+        print(f"single one group at a time, {label} x {single}: mean {statistics.mean(times) * 1000:.2f} ms, "
+              f"median {statistics.median(times) * 1000:.2f} ms")
 
 
 def trivial_four_node_graph():
@@ -165,22 +175,18 @@ def llm_config(base_url: str, llm_concurrency: int, groups: int) -> MentorConfig
                              "max_retries": 0, "parse_retries": 0, "max_concurrency": llm_concurrency})
 
 
-def run_llm(config: MentorConfig, groups: list[FailedGroup], repeats: int) -> list[float]:
-    runtime = MentorRuntime(config)
-    runtime.run(groups[:4])  # warm-up: langchain_openai import, client construction, first connections
-    walls, cpus = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = runtime.run(groups)
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-        bad = [o.fallbacks or o.error for o in out if o.fallbacks or o.error]
-        assert not bad, f"{len(bad)} groups fell back or failed, e.g. {bad[0]}"
-        assert all(o.hint and set(o.backend.values()) == {"llm"} for o in out)
-    return walls, cpus
+def run_llm(runtime: MentorRuntime, groups: list[FailedGroup]) -> tuple[float, float]:
+    """(wall s, CPU s) of one runtime.run over the groups, checked: every node answered by the llm."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = runtime.run(groups)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    bad = [o.fallbacks or o.error for o in out if o.fallbacks or o.error]
+    assert not bad, f"{len(bad)} groups fell back or failed, e.g. {bad[0]}"
+    assert all(o.hint and set(o.backend.values()) == {"llm"} for o in out)
+    return wall, cpu
 
 
-def bare_client(config: MentorConfig, n: int, rounds: int, repeats: int) -> list[float]:
+def bare_client(config: MentorConfig, n: int, rounds: int) -> tuple[float, float]:
     """n concurrent ChatOpenAI calls, `rounds` times in sequence: the HTTP client stack alone."""
     from langchain_core.messages import HumanMessage
 
@@ -202,11 +208,10 @@ def bare_client(config: MentorConfig, n: int, rounds: int, repeats: int) -> list
         await close_chat_models()
         return wall, cpu
 
-    runs = [asyncio.run(once()) for _ in range(repeats)]
-    return [w for w, _ in runs], [c for _, c in runs]
+    return asyncio.run(once())
 
 
-def bare_http(base_url: str, n: int, rounds: int, repeats: int) -> tuple[list[float], list[float]]:
+def bare_http(base_url: str, n: int, rounds: int) -> tuple[float, float]:
     """The same requests as plain HTTP POSTs through the openai SDK's HTTP library, with no SDK or LangChain."""
     try:
         import httpx2 as httpx  # what openai>=3 uses
@@ -230,37 +235,47 @@ def bare_http(base_url: str, n: int, rounds: int, repeats: int) -> tuple[list[fl
                 await asyncio.gather(*(call() for _ in range(n)))
             return time.perf_counter() - t0, time.process_time() - c0
 
-    runs = [asyncio.run(once()) for _ in range(repeats)]
-    return [w for w, _ in runs], [c for _, c in runs]
+    return asyncio.run(once())
 
 
 def bench_llm(n: int, delay_s: float, llm_concurrency: int, repeats: int, server: str) -> None:
-    floor = 4 * delay_s
-    calls = 4 * n
+    floor, calls = 4 * delay_s, 4 * n
     groups = arithmetic_groups(n)
     with loopback_server(delay_s, server) as base_url:
-        config = llm_config(base_url, llm_concurrency, n)
-        walls, cpus = run_llm(config, groups, repeats)
-        med, cpu = statistics.median(walls), statistics.median(cpus)
-        print(f"llm    {n} groups x 4 llm nodes, {delay_s * 1000:.0f} ms server ({server}), max_concurrency={n}, "
-              f"llm.max_concurrency={llm_concurrency}: median {med:.3f} s, best {min(walls):.3f} s; floor "
-              f"{floor:.2f} s; ratio median {med / floor:.2f}x, best {min(walls) / floor:.2f}x (target <= 2.5x); "
-              f"client CPU {cpu:.2f} s = {cpu / calls * 1000:.1f} ms per call")
-        bare, bare_cpus = bare_client(config, n, 4, repeats)
-        bmed, bcpu = statistics.median(bare), statistics.median(bare_cpus)
-        print(f"llm    bare client, {n} concurrent ChatOpenAI.ainvoke x 4 rounds, no graph: median {bmed:.3f} s, "
-              f"best {min(bare):.3f} s; ratio median {bmed / floor:.2f}x; client CPU {bcpu:.2f} s = "
-              f"{bcpu / calls * 1000:.1f} ms per call; mentor / bare client: wall {med / bmed:.2f}x, CPU "
-              f"{cpu / bcpu:.2f}x")
-        raw, raw_cpus = bare_http(base_url, n, 4, repeats)
-        rmed, rcpu = statistics.median(raw), statistics.median(raw_cpus)
-        print(f"llm    bare HTTP, {n} concurrent POSTs x 4 rounds (the SDK's HTTP library alone): median {rmed:.3f} s; "
-              f"ratio median {rmed / floor:.2f}x; client CPU {rcpu:.2f} s = {rcpu / calls * 1000:.1f} ms per call")
-        if llm_concurrency != 16:
-            walls16, _ = run_llm(llm_config(base_url, 16, n), groups, repeats)
-            print(f"llm    same, llm.max_concurrency=16 (the default): median {statistics.median(walls16):.3f} s; "
-                  f"ratio {statistics.median(walls16) / floor:.2f}x (at most 16 in flight: {calls / 16:.0f} rounds "
-                  f"of {delay_s * 1000:.0f} ms = {calls / 16 * delay_s:.2f} s at least)")
+        mentor = MentorRuntime(llm_config(base_url, llm_concurrency, n))
+        default = MentorRuntime(llm_config(base_url, 16, n))
+        run_llm(mentor, groups[:4])  # warm-up: langchain_openai import, client construction, first connections
+        bare_client(mentor.config, 4, 1)
+        runs: dict[str, list[tuple[float, float]]] = {"mentor": [], "client": [], "http": [], "default": []}
+        for _ in range(repeats):  # interleaved, so the ratios compare runs under the same machine load
+            runs["mentor"].append(run_llm(mentor, groups))
+            runs["client"].append(bare_client(mentor.config, n, 4))
+            runs["http"].append(bare_http(base_url, n, 4))
+            if llm_concurrency != 16:
+                runs["default"].append(run_llm(default, groups))
+
+    def med(kind: str, i: int) -> float:
+        return statistics.median(r[i] for r in runs[kind])
+
+    def ratio(a: str, b: str, i: int) -> float:
+        return statistics.median(x[i] / y[i] for x, y in zip(runs[a], runs[b]))
+
+    print(f"llm    {n} groups x 4 llm nodes, {delay_s * 1000:.0f} ms server ({server}), max_concurrency={n}, "
+          f"llm.max_concurrency={llm_concurrency}: median {med('mentor', 0):.3f} s, best "
+          f"{min(r[0] for r in runs['mentor']):.3f} s; floor {floor:.2f} s; ratio {med('mentor', 0) / floor:.2f}x "
+          f"(target <= 2.5x); CPU {med('mentor', 1):.2f} s = {med('mentor', 1) / calls * 1000:.1f} ms per call")
+    print(f"llm    bare ChatOpenAI: {n} concurrent ainvoke x 4 rounds, no graph: median {med('client', 0):.3f} s "
+          f"({med('client', 0) / floor:.2f}x the floor); CPU {med('client', 1) / calls * 1000:.1f} ms per call; "
+          f"mentor / bare ChatOpenAI: wall {ratio('mentor', 'client', 0):.2f}x, CPU {ratio('mentor', 'client', 1):.2f}x")
+    print(f"llm    bare HTTP: {n} concurrent POSTs x 4 rounds through the SDK's HTTP library alone: median "
+          f"{med('http', 0):.3f} s ({med('http', 0) / floor:.2f}x the floor); CPU {med('http', 1) / calls * 1000:.1f} ms "
+          f"per call; bare ChatOpenAI / bare HTTP: wall {ratio('client', 'http', 0):.2f}x, CPU "
+          f"{ratio('client', 'http', 1):.2f}x")
+    if runs["default"]:
+        print(f"llm    same mentor run with llm.max_concurrency=16 (the default): median {med('default', 0):.3f} s "
+              f"({med('default', 0) / floor:.2f}x the floor; 16 in flight means {calls / 16:.0f} rounds of "
+              f"{delay_s * 1000:.0f} ms = {calls / 16 * delay_s:.2f} s at least); default / {llm_concurrency}: "
+              f"{ratio('default', 'mentor', 0):.2f}x")
 
 
 def main() -> None:
