@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser
+from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser, get_peft_config
 
 LAB_MODEL = "mentor-lab"  # model_name_or_path that means: the CPU lab's pre-trained policy (built and cached)
 
@@ -73,9 +73,11 @@ def build_trainer(script_args: MentorScriptArguments, training_args: GRPOConfig,
         from mentor.lab.pretrain import pretrained_policy
 
         model = pretrained_policy()
-    training_args.model_init_kwargs = {**(training_args.model_init_kwargs or {}), "dtype": model_args.dtype}
+    training_args.model_init_kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype,
+                                       "attn_implementation": model_args.attn_implementation,
+                                       **(training_args.model_init_kwargs or {})}
     trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=training_args, train_dataset=dataset,
-                          processing_class=None)
+                          peft_config=get_peft_config(model_args))
     if mentor is not None:
         mentor.attach(trainer)
     return trainer
