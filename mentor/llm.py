@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
-import weakref
 from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
@@ -61,7 +59,7 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
 
 
 def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_env: str, timeout_s: float,
-                      max_retries: int, temperature: float, max_tokens: int, http_async_client: Any = None):
+                      max_retries: int, temperature: float, max_tokens: int):
     import os
 
     if provider == "openai":
@@ -69,10 +67,9 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
             from langchain_openai import ChatOpenAI
         except ImportError:
             raise InputError("llm.provider 'openai' needs the extra: pip install 'mentor-rl[openai]'") from None
-        extra = {"http_async_client": http_async_client} if http_async_client is not None else {}
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
-                          max_completion_tokens=max_tokens, **extra)
+                          max_completion_tokens=max_tokens)
     try:
         from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
     except ImportError:
@@ -82,43 +79,16 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
     return ChatHuggingFace(llm=pipeline)
 
 
-_cached_chat_model = lru_cache(maxsize=8)(_build_chat_model)  # loop-free models (hf; openai outside a loop)
-
-# An async HTTP client's pooled connections belong to the event loop that opened them: ChatOpenAI's default
-# client is one process-wide object, so after `asyncio.run` ends (each `MentorRuntime.run` is one), the next
-# loop's first requests fail with "Event loop is closed" and the nodes silently fall back to `rules`. An
-# `openai` model is therefore built per event loop, with its own client, and closed by `close_chat_models`.
-_per_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, Any]] = weakref.WeakKeyDictionary()
+@lru_cache(maxsize=8)
+def chat_model_from_key(*key) -> Any:
+    return _build_chat_model(*key)
 
 
 def chat_model_from_config(llm) -> Any:
-    """The LangChain chat model an `LLMConfig` describes (built once per distinct config and event loop)."""
-    key = (llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s, llm.max_retries,
-           llm.temperature, llm.max_tokens)
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    if llm.provider != "openai" or loop is None:
-        return _cached_chat_model(*key)
-    models = _per_loop.setdefault(loop, {})
-    if key not in models:
-        import openai
+    """The LangChain chat model an `LLMConfig` describes, built once per distinct config.
 
-        client = openai.DefaultAsyncHttpxClient(verify=_ssl_context())
-        models[key] = _build_chat_model(*key, http_async_client=client)
-    return models[key]
-
-
-@lru_cache(maxsize=1)
-def _ssl_context() -> ssl.SSLContext:
-    """One TLS context for every per-loop client: loading the CA store costs ~0.1 s, too much per run."""
-    return ssl.create_default_context()
-
-
-async def close_chat_models() -> None:
-    """Close the HTTP clients of the models `chat_model_from_config` built for the running event loop."""
-    for chat_model in _per_loop.pop(asyncio.get_running_loop(), {}).values():
-        client = getattr(chat_model, "http_async_client", None)
-        if client is not None:
-            await client.aclose()
+    Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.mentor_loop`), where every
+    graph run happens, so they stay open from one training step to the next.
+    """
+    return chat_model_from_key(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
+                               llm.max_retries, llm.temperature, llm.max_tokens)

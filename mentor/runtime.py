@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import os
 import sys
 import threading
 import time
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mentor.config import MentorConfig
-from mentor.llm import close_chat_models
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -41,15 +41,32 @@ def load_graph(spec: str, config: MentorConfig | None = None):
     return obj if hasattr(obj, "astream") else obj(config)
 
 
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_pid = 0
+_loop_lock = threading.Lock()
+
+
+def mentor_loop() -> asyncio.AbstractEventLoop:
+    """The process's one mentor event loop, running in a daemon thread.
+
+    Every graph run happens on it, so async HTTP clients (whose pooled connections belong to the loop that
+    opened them) are reused across training steps, and `run` works from sync code and from inside a running
+    loop (a notebook) alike.
+    """
+    global _loop, _loop_pid
+    with _loop_lock:
+        if _loop is None or _loop_pid != os.getpid():  # a forked child gets its own loop
+            _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
+            threading.Thread(target=_loop.run_forever, name="mentor-loop", daemon=True).start()
+        return _loop
+
+
 class MentorRuntime:
     """Runs the mentor graph over failed groups: concurrently, with a timeout per group.
 
     Args:
         config: the MentorConfig (graph, backends, `max_concurrency`, `timeout_s`).
-        chat_model: the chat model of `llm` nodes; default: built from `config.llm`, once per event loop. Each
-            `run` is a new event loop, and an async HTTP client's pooled connections belong to the loop that
-            opened them: a ChatOpenAI given here fails its first calls in every `run` after the first, so prefer
-            `config.llm`, or call `arun` from one long-lived loop.
+        chat_model: the chat model of `llm` nodes; default: built from `config.llm`.
     """
 
     def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
@@ -60,22 +77,7 @@ class MentorRuntime:
     def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
             ) -> list[Intervention]:
         """One Intervention per group, in input order. Never raises for a group's fault."""
-        coroutine = self._run_and_close(groups, on_done)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coroutine)
-        result: list[Intervention] = []  # called from inside an event loop (a notebook): use a thread
-        thread = threading.Thread(target=lambda: result.extend(asyncio.run(coroutine)))
-        thread.start()
-        thread.join()
-        return result
-
-    async def _run_and_close(self, groups: list[FailedGroup], on_done) -> list[Intervention]:
-        try:
-            return await self.arun(groups, on_done)
-        finally:  # this loop ends here: close the HTTP clients whose connections belong to it
-            await close_chat_models()
+        return asyncio.run_coroutine_threadsafe(self.arun(groups, on_done), mentor_loop()).result()
 
     async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
                    ) -> list[Intervention]:

@@ -126,12 +126,22 @@ def test_well_formed_answers_for_all_four_nodes_reach_the_intervention(openai_se
     assert body["model"] == "test" and body["messages"][0]["role"] == "user" and body["temperature"] == 0
 
 
-def test_a_second_run_reuses_nothing_from_the_closed_event_loop(openai_server):
-    """Each MentorRuntime.run is its own event loop; a client cached across loops fails its first calls."""
+def test_runs_after_the_first_keep_their_llm_calls(openai_server):
+    """An async client's connections belong to one event loop: every run shares the mentor's loop."""
     runtime = MentorRuntime(config(openai_server))
     for _ in range(3):
         results = runtime.run([group(), addition(1)])
         assert all(r.fallbacks == [] and set(r.backend.values()) == {"llm"} for r in results), results[0].fallbacks
+
+
+def test_a_chat_model_given_by_the_user_works_across_runs(openai_server):
+    from langchain_openai import ChatOpenAI
+
+    model = ChatOpenAI(model="test", base_url=openai_server.base_url, api_key="x", max_retries=0, timeout=5)
+    runtime = MentorRuntime(config(openai_server), chat_model=model)
+    for _ in range(2):
+        [result] = runtime.run([group()])
+        assert result.fallbacks == [] and set(result.backend.values()) == {"llm"}
 
 
 def test_nodes_left_on_rules_send_nothing_to_the_server(openai_server):
