@@ -1,0 +1,29 @@
+"""The offline CPU lab: a tiny policy that collapses to zero reward on hard addition, and hints that help.
+
+- `mentor.lab.data`: problems, datasets, hint formats, reward (no torch import).
+- `mentor.lab.tokenizer`: the char-level tokenizer.
+- `mentor.lab.model`: the small Llama policy.
+- `mentor.lab.pretrain`: cached pre-training on the easy level, and fast batched evaluation.
+
+`python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
+"""
+
+from mentor.lab.data import (generate_problems, hint_prompt, make_dataset, partial_answer_hint, prefix_prompt,
+                             reward, strip_hint)
+
+__all__ = ["generate_problems", "hint_prompt", "make_dataset", "partial_answer_hint", "prefix_prompt", "reward",
+           "strip_hint", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy", "evaluate",
+           "sample_rewards", "completions", "first_digits"]
+
+
+def __getattr__(name):
+    if name == "build_tokenizer":
+        from mentor.lab.tokenizer import build_tokenizer
+        return build_tokenizer
+    if name == "build_policy":
+        from mentor.lab.model import build_policy
+        return build_policy
+    if name in ("pretrained_policy", "load_policy", "evaluate", "sample_rewards", "completions", "first_digits"):
+        from mentor.lab import pretrain
+        return getattr(pretrain, name)
+    raise AttributeError(name)

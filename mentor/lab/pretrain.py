@@ -1,0 +1,316 @@
+"""Pre-training the lab's policy on the easy level, cached; and fast batched evaluation.
+
+`pretrained_policy()` trains once per cache key (everything that changes the weights) and returns the
+directory of a `save_pretrained` checkpoint (model and tokenizer), loadable with
+`AutoModelForCausalLM.from_pretrained` / `AutoTokenizer.from_pretrained` like any real model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from mentor.lab import data as labdata
+
+# Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
+LAB_VERSION = 2
+
+PRETRAIN_DEFAULTS: dict[str, Any] = {
+    "steps": 800,
+    "batch_size": 64,
+    "lr": 2e-3,
+    "warmup_steps": 50,
+    "weight_decay": 0.01,
+    "hint_share": 0.3,       # share of training rows shown with a prompt-placement partial-answer hint
+    "hint_digits": [1, 2, 3],
+    "hint_copy_share": 0.5,  # share of hinted rows that only teach copying: see training_rows
+    "level": "easy",
+    "model": {},             # overrides of mentor.lab.model.MODEL_DEFAULTS
+}
+
+DEFAULT_CACHE_DIR = ".cache/mentor-lab"
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    import torch
+
+    old = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(overrides) - set(PRETRAIN_DEFAULTS)
+    if unknown:
+        raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(PRETRAIN_DEFAULTS)}")
+    hp = {**PRETRAIN_DEFAULTS, **overrides}
+    hp["hint_digits"] = list(hp["hint_digits"])
+    return hp
+
+
+def cache_key(seed: int = 0, **hparams) -> str:
+    """Hash of everything that changes the pre-trained weights."""
+    import torch
+    import transformers
+
+    from mentor.lab.model import MODEL_DEFAULTS
+    from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
+
+    hp = _hparams(hparams)
+    spec = {
+        "lab_version": LAB_VERSION,
+        "seed": seed,
+        "hparams": hp,
+        "model": {**MODEL_DEFAULTS, **hp["model"]},
+        "vocab": SPECIAL_TOKENS + CHARS,
+        "data": {"levels": labdata.LEVELS, "example": labdata.format_prompt(23, 45) + " " + labdata.format_answer(23, 45),
+                 "hint_example": labdata.hint_prompt(labdata.format_prompt(23, 45), "00")},
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+    }
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# --- training ----------------------------------------------------------------------------------------
+
+def _encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    return [tokenizer.convert_tokens_to_ids(list(t)) for t in texts]
+
+
+def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], list[str], list[bool]]]:
+    """A sampler of `(prompts, completions, ends)` batches.
+
+    Rows are easy problems; a share `hint_share` of them carry a prompt-placement partial-answer hint
+    (`hint_prompt`). On easy problems a hint is redundant, so those rows alone do not teach the policy to
+    use it. Of the hinted rows, a share `hint_copy_share` are therefore *copy-only* rows: an easy
+    problem with a hint of random digits (the start of a random sum of the hard range), and a completion
+    cut right after those digits (no loss on anything else, no EOS). They teach the hint format, "the
+    answer starts with the hinted digits", and never a hard sum: no hard problem is ever shown, so
+    unhinted hard problems stay collapsed. (An earlier variant used hard train problems with their true
+    hint digits; the policy then learned hard sums from those digits and the collapse broke: 11.6% greedy.)
+    """
+    pairs = labdata.all_pairs(hp["level"], "all")
+    lo, hi = labdata.LEVELS["hard"]
+
+    def sample(n: int):
+        prompts, completions, ends = [], [], []
+        for _ in range(n):
+            hinted = bool(hp["hint_share"]) and rng.random() < hp["hint_share"]
+            copy_only = hinted and bool(hp["hint_copy_share"]) and rng.random() < hp["hint_copy_share"]
+            a, b = pairs[rng.randrange(len(pairs))]
+            prompt, answer = labdata.format_prompt(a, b), labdata.format_answer(a, b)
+            if hinted:
+                k = rng.choice(hp["hint_digits"])
+                if copy_only:
+                    answer = f"{rng.randint(2 * lo, 2 * hi):04d}"
+                prompt = labdata.hint_prompt(prompt, labdata.partial_answer_hint(answer, k))
+            prompts.append(prompt)
+            completions.append(" " + (answer[:k] if copy_only else answer))
+            ends.append(not copy_only)
+        return prompts, completions, ends
+
+    return sample
+
+
+def _batch(tokenizer, prompts, completions, ends=None):
+    import torch
+
+    ends = ends if ends is not None else [True] * len(prompts)
+    p_ids = _encode(tokenizer, prompts)
+    c_ids = [ids + ([tokenizer.eos_token_id] if end else []) for ids, end in zip(_encode(tokenizer, completions), ends)]
+    width = max(len(p) + len(c) for p, c in zip(p_ids, c_ids))
+    input_ids = torch.full((len(p_ids), width), tokenizer.pad_token_id, dtype=torch.long)
+    labels = torch.full((len(p_ids), width), -100, dtype=torch.long)
+    mask = torch.zeros((len(p_ids), width), dtype=torch.long)
+    for i, (p, c) in enumerate(zip(p_ids, c_ids)):
+        seq = p + c
+        input_ids[i, :len(seq)] = torch.tensor(seq)
+        labels[i, len(p):len(seq)] = torch.tensor(c)
+        mask[i, :len(seq)] = 1
+    return input_ids, mask, labels
+
+
+def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, **hparams):
+    """Pre-train a fresh policy on the easy level; returns `(model, tokenizer, info)`. Deterministic for
+    the seed and hyper-parameters (on one machine and thread count)."""
+    import random
+
+    import torch
+    from tqdm.auto import tqdm
+
+    from mentor.lab.model import build_policy
+
+    hp = _hparams(hparams)
+    with torch_threads(num_threads):
+        model, tokenizer = build_policy(seed, **hp["model"])
+        model.train()
+        rng = random.Random(f"mentor-lab/pretrain/{seed}")
+        sample = training_rows(hp, rng)
+        decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
+                                 {"params": no_decay, "weight_decay": 0.0}], lr=hp["lr"], betas=(0.9, 0.98))
+        steps, warm = hp["steps"], hp["warmup_steps"]
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm))))
+        t0 = time.time()
+        bar = tqdm(range(steps), desc="pre-training the lab policy", disable=not progress, mininterval=0.5)
+        loss_ema = None
+        curve = []
+        for step in bar:
+            input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"]))
+            loss = model(input_ids=input_ids, attention_mask=mask, labels=labels).loss
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
+            if step % 50 == 0:
+                bar.set_postfix(loss=f"{loss_ema:.4f}")
+            if (step + 1) % 100 == 0:
+                curve.append([step + 1, round(loss_ema, 4), round(time.time() - t0, 1)])
+        model.eval()
+    info = {"seed": seed, "hparams": hp, "train_seconds": round(time.time() - t0, 1), "final_loss": loss_ema, "loss_curve": curve}
+    return model, tokenizer, info
+
+
+def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: int = 0, progress: bool = True,
+                      num_threads: int | None = 2, **hparams) -> str:
+    """Path of a pre-trained lab policy (model + tokenizer, `save_pretrained` format), training it on a
+    cache miss. The directory is `<cache_dir>/policy-<cache_key>`; `meta.json` in it records the
+    hyper-parameters, training time and easy-level accuracy."""
+    key = cache_key(seed, **hparams)
+    out = Path(cache_dir) / f"policy-{key}"
+    if (out / "meta.json").exists():
+        return str(out)
+    model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, **hparams)
+    with torch_threads(num_threads):
+        info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
+    info["cache_key"] = key
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".policy-{key}-", dir=out.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "meta.json").write_text(json.dumps(info, indent=2))
+        try:
+            os.rename(tmp, out)
+        except OSError:  # another process got there first
+            if not (out / "meta.json").exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return str(out)
+
+
+def load_policy(path: str | os.PathLike):
+    """`(model, tokenizer)` from a checkpoint directory, in eval mode."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model.eval()
+    return model, tokenizer
+
+
+# --- evaluation --------------------------------------------------------------------------------------
+
+HintFn = Callable[[dict[str, Any]], str]
+
+
+def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placement: str) -> tuple[list[str], list[str]]:
+    """The text the policy continues, and the part of the response already given (prefix placement)."""
+    if placement not in ("prompt", "prefix"):
+        raise ValueError(f"placement must be 'prompt' or 'prefix', not {placement!r}")
+    texts, given = [], []
+    for row in problems:
+        hint = hint_fn(row) if hint_fn else ""
+        if placement == "prompt":
+            texts.append(labdata.hint_prompt(row["prompt"], hint) if hint else row["prompt"])
+            given.append("")
+        else:
+            texts.append(labdata.prefix_prompt(row["prompt"], hint))
+            given.append(f" {hint}" if hint else "")
+    return texts, given
+
+
+def _generate(model, tokenizer, texts: list[str], num_samples: int, temperature: float | None, max_new_tokens: int) -> list[str]:
+    import torch
+
+    ids = _encode(tokenizer, texts)
+    width = max(map(len, ids))
+    input_ids = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
+    mask = torch.zeros_like(input_ids)
+    for i, row in enumerate(ids):  # left padding
+        input_ids[i, width - len(row):] = torch.tensor(row)
+        mask[i, width - len(row):] = 1
+    kw = dict(do_sample=False) if not temperature else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
+    with torch.no_grad():
+        out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max_new_tokens,
+                             num_return_sequences=num_samples, pad_token_id=tokenizer.pad_token_id,
+                             eos_token_id=tokenizer.eos_token_id, **kw)
+    return tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+
+
+def completions(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: HintFn | None = None,
+                placement: str = "prompt", num_samples: int = 1, temperature: float | None = None,
+                batch_size: int = 512, seed: int = 0, progress: bool = False) -> list[list[str]]:
+    """For each problem, `num_samples` completions (greedy when temperature is None/0). In prefix placement
+    the returned completion includes the given digits, so it can be scored like any other."""
+    import torch
+    from tqdm.auto import tqdm
+
+    texts, given = _inputs(problems, hint_fn, placement)
+    per = max(1, batch_size // num_samples)
+    out: list[list[str]] = []
+    was_training = model.training
+    model.eval()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for s in tqdm(range(0, len(texts), per), desc="evaluating", disable=not progress):
+            chunk = texts[s:s + per]
+            max_new = 6 - max(len(g) for g in given[s:s + per])
+            dec = _generate(model, tokenizer, chunk, num_samples, temperature, max_new)
+            for j in range(len(chunk)):
+                out.append([given[s + j] + d for d in dec[j * num_samples:(j + 1) * num_samples]])
+    model.train(was_training)
+    return out
+
+
+def sample_rewards(model, tokenizer, problems: Sequence[dict[str, Any]], num_samples: int = 8,
+                   temperature: float = 1.0, hint_fn: HintFn | None = None, placement: str = "prompt",
+                   batch_size: int = 512, seed: int = 0) -> list[list[float]]:
+    """Rewards of `num_samples` sampled completions per problem, as a GRPO group would get them."""
+    outs = completions(model, tokenizer, problems, hint_fn, placement, num_samples, temperature, batch_size, seed)
+    return [[labdata.reward(c, row["answer"]) for c in group] for group, row in zip(outs, problems)]
+
+
+def evaluate(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: HintFn | None = None,
+             batch_size: int = 512, placement: str = "prompt", progress: bool = False) -> float:
+    """Greedy accuracy (share of problems whose 4 answer digits are right), optionally with a hint per
+    problem: `hint_fn(row) -> hint text`, placed in the prompt (`hint_prompt`) or, with
+    `placement="prefix"`, as the start of the response (then the text must be answer digits)."""
+    outs = completions(model, tokenizer, problems, hint_fn, placement, batch_size=batch_size, progress=progress)
+    if not problems:
+        return 0.0
+    return sum(labdata.reward(g[0], row["answer"]) for g, row in zip(outs, problems)) / len(problems)
+
+
+def first_digits(k: int) -> HintFn:
+    """`hint_fn` giving the first `k` answer digits."""
+    return lambda row: labdata.partial_answer_hint(row["answer"], k)
