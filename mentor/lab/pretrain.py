@@ -168,7 +168,7 @@ def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, 
             opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm))))
         t0 = time.time()
         bar = tqdm(range(steps), desc="pre-training the lab policy", disable=not progress, mininterval=0.5)
-        loss_ema = None
+        loss_ema = first_loss = None
         curve = []
         for step in bar:
             input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"]))
@@ -178,13 +178,15 @@ def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, 
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
             sched.step()
+            first_loss = loss.item() if first_loss is None else first_loss
             loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
             if step % 50 == 0:
                 bar.set_postfix(loss=f"{loss_ema:.4f}")
             if (step + 1) % 100 == 0:
                 curve.append([step + 1, round(loss_ema, 4), round(time.time() - t0, 1)])
         model.eval()
-    info = {"seed": seed, "hparams": hp, "train_seconds": round(time.time() - t0, 1), "final_loss": loss_ema, "loss_curve": curve}
+    info = {"seed": seed, "hparams": hp, "train_seconds": round(time.time() - t0, 1), "first_loss": first_loss, "final_loss": loss_ema,
+            "loss_curve": curve}
     return model, tokenizer, info
 
 

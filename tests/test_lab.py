@@ -1,0 +1,194 @@
+"""The CPU lab's parts: problems and hints, the tokenizer, the policy, cached pre-training, the collapse
+on the hard level and the rescue by a hint."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from mentor.lab import data
+
+ROOT = Path(__file__).resolve().parents[1]
+# The lab policy at its default budget lives in the shared, key-addressed cache (the one `mentor demo`
+# uses): the first run on a machine pre-trains it (about 2.5 min on an idle core), later runs load it.
+LAB_CACHE = Path(os.environ.get("MENTOR_LAB_CACHE", ROOT / ".cache" / "mentor-lab"))
+# A tiny budget, for the tests of the training loop and the cache themselves.
+TINY_HP = dict(steps=12, batch_size=16, warmup_steps=2, model={"hidden_size": 32, "intermediate_size": 64,
+                                                               "num_hidden_layers": 1})
+
+
+# --- problems, formats, reward -----------------------------------------------------------------------
+
+def test_formats_and_answers():
+    row = data.make_row(23, 45)
+    assert row == {"prompt": "Q: 023+045=? A:", "answer": "0068", "operands": [23, 45],
+                   "problem_id": "add-023-045", "level": "easy"}
+    assert data.make_row(999, 999)["answer"] == "1998"
+    assert data.hint_prompt(row["prompt"], "00") == "Hint: 00\nQ: 023+045=? A:"
+    assert data.strip_hint(data.hint_prompt(row["prompt"], "the answer starts with 00")) == row["prompt"]
+    assert data.hint_prompt(row["prompt"], "  ") == row["prompt"]
+    assert data.prefix_prompt(row["prompt"], "00") == "Q: 023+045=? A: 00"
+    assert data.partial_answer_hint("0579", 2) == "05"
+    with pytest.raises(ValueError):
+        data.partial_answer_hint("0579", 4)  # the whole answer is never a hint
+
+
+@pytest.mark.parametrize("completion,expected", [(" 0068", 1.0), ("0068", 1.0), (" 0068\nQ", 1.0), (" 00681", 0.0),
+                                                 (" 0067", 0.0), (" 068", 0.0), ("", 0.0), (" 00 68", 0.0)])
+def test_reward(completion, expected):
+    assert data.reward(completion, "0068") == expected
+
+
+def test_generators_are_deterministic_and_splits_disjoint():
+    a = data.generate_problems("hard", 300, seed=3, split="train")
+    assert a == data.generate_problems("hard", 300, seed=3, split="train")
+    assert a != data.generate_problems("hard", 300, seed=4, split="train")
+    held = data.generate_problems("hard", 300, seed=3, split="heldout")
+    assert not {r["problem_id"] for r in a} & {r["problem_id"] for r in held}
+    assert len({r["problem_id"] for r in a}) == 300
+    assert all(100 <= x <= 999 for r in a + held for x in r["operands"])
+    assert all(data.split_of(*r["operands"]) == "heldout" for r in held)
+    easy = data.generate_problems("easy", 2000, seed=0, split="all")
+    assert all(0 <= x <= 99 for r in easy for x in r["operands"]) and len({r["problem_id"] for r in easy}) == 2000
+    assert all(len(r["prompt"]) == 15 for r in easy + a)  # fixed width
+    with pytest.raises(ValueError):
+        data.generate_problems("easy", 20000, split="all")
+
+
+def test_make_dataset():
+    ds = data.make_dataset("hard", 16, seed=0, split="heldout")
+    assert ds.column_names == ["prompt", "answer", "operands", "problem_id", "level"]
+    assert len(ds) == 16 and isinstance(ds[0]["prompt"], str) and ds[0]["level"] == "hard"
+
+
+# --- tokenizer and policy ----------------------------------------------------------------------------
+
+def test_tokenizer_round_trip(tmp_path):
+    from transformers import AutoTokenizer
+
+    from mentor.lab.tokenizer import build_tokenizer
+
+    tok = build_tokenizer()
+    text = data.hint_prompt("Q: 123+456=? A:", "the answer starts with 05") + " 0579"
+    ids = tok(text).input_ids
+    assert len(ids) == len(text) and tok.unk_token_id not in ids  # one token per character
+    assert tok.decode(ids) == text
+    tok.save_pretrained(tmp_path)
+    tok2 = AutoTokenizer.from_pretrained(tmp_path)
+    assert tok2(text).input_ids == ids and tok2.decode(ids) == text
+    assert (tok2.pad_token, tok2.eos_token, tok2.bos_token) == ("<pad>", "</s>", "<s>")
+    assert tok2.padding_side == "left"
+    chat = [{"role": "user", "content": "Q: 023+045=? A:"}]
+    assert tok2.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) == "Q: 023+045=? A:"
+    chat.append({"role": "assistant", "content": " 0068"})
+    assert tok2.apply_chat_template(chat, tokenize=False) == "Q: 023+045=? A: 0068</s>"
+
+
+def test_policy_is_small_and_seeded():
+    import torch
+
+    from mentor.lab.model import build_policy
+
+    m1, tok = build_policy(0)
+    m2, _ = build_policy(0)
+    m3, _ = build_policy(1)
+    n = sum(p.numel() for p in m1.parameters())
+    assert 0.5e6 < n < 1.2e6
+    assert m1.config.vocab_size == len(tok)
+    assert all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))
+    assert not all(torch.equal(a, b) for a, b in zip(m1.parameters(), m3.parameters()))
+
+
+def test_cache_key_covers_what_changes_the_weights():
+    from mentor.lab.pretrain import cache_key
+
+    base = cache_key(0)
+    assert base == cache_key(0, steps=800)  # the default, spelled out
+    assert base != cache_key(0, **TINY_HP)
+    assert base == cache_key(0)
+    assert base != cache_key(1)
+    assert base != cache_key(0, lr=1e-3)
+    assert base != cache_key(0, hint_share=0.0)
+    assert base != cache_key(0, model={"intermediate_size": 256})
+    with pytest.raises(TypeError):
+        cache_key(0, learning_rate=1e-3)
+
+
+# --- pre-training, collapse, rescue -----------------------------------------------------------------
+
+def test_pretraining_is_deterministic_and_lowers_the_loss():
+    import torch
+
+    from mentor.lab.pretrain import pretrain
+
+    m1, _, info1 = pretrain(seed=3, progress=False, num_threads=1, **TINY_HP)
+    m2, _, info2 = pretrain(seed=3, progress=False, num_threads=1, **TINY_HP)
+    assert all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters()))
+    assert info1["final_loss"] == info2["final_loss"] < info1["first_loss"]
+
+
+def test_pretrained_policy_is_cached(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mentor.lab.pretrain import pretrained_policy
+
+    path = pretrained_policy(tmp_path, seed=0, progress=False, num_threads=1, **TINY_HP)
+    meta = json.loads((Path(path) / "meta.json").read_text())
+    assert meta["hparams"]["steps"] == TINY_HP["steps"] and 0 <= meta["easy_acc"] <= 1
+    t0 = time.time()
+    assert pretrained_policy(tmp_path, seed=0, progress=False, **TINY_HP) == path
+    assert time.time() - t0 < 1.0  # a cache hit trains nothing
+    assert pretrained_policy(tmp_path, seed=1, progress=False, num_threads=1, **TINY_HP) != path
+    assert len(list(tmp_path.glob("policy-*"))) == 2 and not list(tmp_path.glob(".policy-*"))
+    model = AutoModelForCausalLM.from_pretrained(path)
+    tok = AutoTokenizer.from_pretrained(path)
+    assert model.config.hidden_size == 32 and tok("Q: 1").input_ids == [54, 31, 5, 22]
+
+
+@pytest.fixture(scope="session")
+def lab_policy():
+    from mentor.lab.pretrain import load_policy, pretrained_policy
+
+    path = pretrained_policy(LAB_CACHE, seed=0, progress=False)
+    model, tok = load_policy(path)
+    return {"path": path, "model": model, "tokenizer": tok}
+
+
+def test_pretraining_reaches_high_easy_accuracy(lab_policy):
+    from mentor.lab.pretrain import evaluate
+
+    meta = json.loads((Path(lab_policy["path"]) / "meta.json").read_text())
+    assert meta["easy_acc"] >= 0.95, meta
+    easy = data.generate_problems("easy", 300, seed=7, split="all")
+    assert evaluate(lab_policy["model"], lab_policy["tokenizer"], easy) >= 0.95
+
+
+def test_hard_level_collapses_to_zero_reward_unhinted(lab_policy):
+    from mentor.lab.pretrain import evaluate, sample_rewards
+
+    hard = data.generate_problems("hard", 64, seed=0, split="heldout")
+    model, tok = lab_policy["model"], lab_policy["tokenizer"]
+    groups = sample_rewards(model, tok, hard, num_samples=8, temperature=1.0, seed=0)
+    assert len(groups) == 64 and all(len(g) == 8 for g in groups)
+    collapsed = sum(1 for g in groups if max(g) == 0)
+    assert collapsed >= 60, f"only {collapsed}/64 groups collapsed"
+    assert evaluate(model, tok, hard) <= 0.02
+
+
+def test_hinted_reattempt_earns_reward(lab_policy):
+    from mentor.lab.pretrain import evaluate, first_digits, sample_rewards
+
+    hard = data.generate_problems("hard", 64, seed=0, split="heldout")
+    model, tok = lab_policy["model"], lab_policy["tokenizer"]
+    unhinted = sum(map(sum, sample_rewards(model, tok, hard, seed=0)))
+    for placement in ("prompt", "prefix"):
+        groups = sample_rewards(model, tok, hard, hint_fn=first_digits(3), placement=placement, seed=0)
+        hinted = sum(map(sum, groups))
+        assert hinted > unhinted + 8, (placement, hinted, unhinted)
+        assert sum(1 for g in groups if max(g) > 0) >= 8  # groups that a hint rescues from collapse
+    # more of the answer given, more reward
+    assert evaluate(model, tok, hard, first_digits(3)) >= evaluate(model, tok, hard, first_digits(1))
