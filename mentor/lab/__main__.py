@@ -1,15 +1,17 @@
 """`python -m mentor.lab [--seed N] [--cache-dir DIR] [--n N]`: pre-train the lab policy (or load it from
 the cache) and print its measured figures as JSON: easy accuracy, hard accuracy (greedy and sampled as
-GRPO groups), and hard accuracy with 1/2/3-digit partial-answer hints in both placements."""
+GRPO groups), and hard accuracy with 1/2/3-digit partial-answer hints in both placements. `--commit` copies
+the default policy into the package (`mentor/lab/policy`), so that fresh machines load it instead of training."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import time
 
 from mentor.lab import data
-from mentor.lab.pretrain import DEFAULT_CACHE_DIR, evaluate, first_digits, load_policy, pretrained_policy, sample_rewards, torch_threads
+from mentor.lab.pretrain import COMMITTED_POLICY, DEFAULT_CACHE_DIR, evaluate, first_digits, load_policy, pretrained_policy, sample_rewards, torch_threads
 
 
 def measure(path: str, n: int = 500, seed: int = 0, num_threads: int = 2) -> dict:
@@ -39,9 +41,16 @@ def main(argv=None) -> None:
     ap.add_argument("--cache-dir", default=DEFAULT_CACHE_DIR)
     ap.add_argument("--n", type=int, default=500, help="problems per evaluation")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--commit", action="store_true",
+                    help="pre-train in the cache (ignoring the committed policy) and copy it to mentor/lab/policy")
     args = ap.parse_args(argv)
     t0 = time.time()
+    if args.commit:
+        shutil.rmtree(COMMITTED_POLICY, ignore_errors=True)
     path = pretrained_policy(args.cache_dir, seed=args.seed, num_threads=args.threads)
+    if args.commit:
+        shutil.copytree(path, COMMITTED_POLICY)
+        path = str(COMMITTED_POLICY)
     meta = json.load(open(f"{path}/meta.json"))
     result = {"pretrain_seconds": meta["train_seconds"], "load_or_train_seconds": round(time.time() - t0, 1),
               **measure(path, args.n, args.seed, args.threads)}

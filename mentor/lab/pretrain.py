@@ -37,6 +37,9 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
 }
 
 DEFAULT_CACHE_DIR = ".cache/mentor-lab"
+# The default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
+# `python -m mentor.lab --commit` rebuilds it.
+COMMITTED_POLICY = Path(__file__).resolve().parent / "policy"
 
 
 @contextlib.contextmanager
@@ -61,8 +64,9 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
     return hp
 
 
-def cache_key(seed: int = 0, **hparams) -> str:
-    """Hash of everything that changes the pre-trained weights."""
+def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
+    """Hash of everything that changes the pre-trained weights (`versions=False` leaves out the library
+    versions: the key of the committed checkpoint, which any torch/transformers can load)."""
     import torch
     import transformers
 
@@ -78,9 +82,9 @@ def cache_key(seed: int = 0, **hparams) -> str:
         "vocab": SPECIAL_TOKENS + CHARS,
         "data": {"levels": labdata.LEVELS, "example": labdata.format_prompt(23, 45) + " " + labdata.format_answer(23, 45),
                  "hint_example": labdata.hint_prompt(labdata.format_prompt(23, 45), "00")},
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
     }
+    if versions:
+        spec.update(torch=torch.__version__, transformers=transformers.__version__)
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -195,6 +199,9 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
     """Path of a pre-trained lab policy (model + tokenizer, `save_pretrained` format), training it on a
     cache miss. The directory is `<cache_dir>/policy-<cache_key>`; `meta.json` in it records the
     hyper-parameters, training time and easy-level accuracy."""
+    committed = COMMITTED_POLICY / "meta.json"
+    if committed.exists() and json.loads(committed.read_text()).get("weights_key") == cache_key(seed, False, **hparams):
+        return str(COMMITTED_POLICY)
     key = cache_key(seed, **hparams)
     out = Path(cache_dir) / f"policy-{key}"
     if (out / "meta.json").exists():
@@ -202,7 +209,7 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
     model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, **hparams)
     with torch_threads(num_threads):
         info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
-    info["cache_key"] = key
+    info["cache_key"], info["weights_key"] = key, cache_key(seed, False, **hparams)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".policy-{key}-", dir=out.parent))
     try:
