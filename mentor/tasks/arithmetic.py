@@ -6,18 +6,12 @@ import re
 from collections import Counter
 from typing import Any
 
-from mentor.lab.data import hint_prompt
+from mentor.lab.data import extract_answer, hint_prompt, partial_answer_hint, reward
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 COLUMNS = ("thousands", "hundreds", "tens", "units")  # answer digit positions, left to right
 WIDTH = len(COLUMNS)
-
-
-def extract_answer(completion: str) -> str | None:
-    """The 4-digit answer a completion starts with, or None."""
-    match = re.match(r"\s*(\d{%d})(?!\d)" % WIDTH, completion)
-    return match.group(1) if match else None
 
 
 def carries_into(a: int, b: int) -> list[int]:
@@ -61,7 +55,7 @@ class ArithmeticTask(Task):
         return " " + hint.strip()  # the lab's answers start with a space: ` 0579`
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:
-        return float(extract_answer(completion) == str(reference["answer"]))
+        return reward(completion, str(reference["answer"]))
 
     def feedback(self, completion: str, reference: dict[str, Any]) -> dict[str, Any]:
         answer, (a, b) = str(reference["answer"]), reference["operands"]
@@ -112,7 +106,7 @@ class ArithmeticTask(Task):
         if tier == 2:
             return f"Add the hundreds digits {a // 100 % 10} and {b // 100 % 10}, plus any carry from the tens."
         digits = self.prefix_length(group) - (1 if feedback else 0)
-        return self.partial_answer(str(group.reference["answer"]), max(1, digits))
+        return partial_answer_hint(str(group.reference["answer"]), max(1, digits))
 
     def prefix_length(self, group: FailedGroup) -> int:
         """Answer digits to reveal: enough to cover the columns most attempts get wrong, and one more digit than
@@ -131,11 +125,6 @@ class ArithmeticTask(Task):
             k = max(k, max(earlier) + 1)
         return min(k, WIDTH - 1)
 
-    @staticmethod
-    def partial_answer(answer: str, digits: int) -> str:
-        """The tier-3 hint: the first `digits` digits of the answer."""
-        return answer[:digits]
-
     def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
         answer = str(reference["answer"])
         numbers = (re.sub(r"[ ,]", "", n) for n in re.findall(r"\d[\d ,]*\d|\d", hint))
@@ -146,4 +135,4 @@ class ArithmeticTask(Task):
 
 def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float]:
     """TRL reward function: 1.0 when the completion starts with the exact 4-digit `answer`, else 0.0."""
-    return [float(extract_answer(completion_text(c)) == str(a)) for c, a in zip(completions, answer)]
+    return [reward(completion_text(c), str(a)) for c, a in zip(completions, answer)]
