@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=2, help="alternating baseline/mentor runs, against drift")
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(1)  # tiny model: more threads only spin
     base, mentor, shares = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
