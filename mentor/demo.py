@@ -54,7 +54,7 @@ class DemoSettings:
 
     @classmethod
     def quick(cls) -> DemoSettings:
-        return cls(steps=20, heldout_problems=100, eval_every=10, train_problems=500, pretrain={"steps": 600})
+        return cls(steps=20, heldout_problems=100, eval_every=10, train_problems=500)
 
 
 def arm_config(arm: str) -> dict[str, Any] | None:

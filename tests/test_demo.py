@@ -1,0 +1,32 @@
+"""`mentor demo --quick` end to end: three real arms on the committed lab policy, results.json and report.html."""
+
+import json
+import re
+
+from mentor.cli import main
+from mentor.demo import ARMS
+
+
+def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
+    assert main(["demo", "--quick", "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["steps"] == 20 and set(results["arms"]) == set(ARMS)
+    for arm, figures in results["arms"].items():
+        assert 0.0 <= figures["heldout_acc_before"] <= 1.0 and 0.0 <= figures["heldout_acc_after"] <= 1.0
+        run = figures["runs"][0]
+        assert [p["step"] for p in run["curve"]] == [0, 10, 20]
+        assert len(run["reward"]) == len(run["collapse_rate_before"]) == 20
+    grpo, mentor = results["arms"]["grpo"], results["arms"]["mentor"]
+    # The collapse, shown: plain GRPO almost never earns a reward on the hard level, so it learns nothing.
+    collapse = grpo["runs"][0]["collapse_rate_before"]
+    assert sum(collapse) / len(collapse) >= 0.9 and grpo["interventions"] == 0
+    assert grpo["heldout_acc_after"] <= grpo["heldout_acc_before"] + 0.02
+    # The mentor intervened, and lowered the collapse rate inside the step.
+    run = mentor["runs"][0]
+    assert mentor["interventions"] > 0 and mentor["hint_tokens_per_intervention"] > 0
+    assert sum(run["collapse_rate_after"]) < sum(run["collapse_rate_before"])
+    report = (tmp_path / "report.html").read_text()
+    assert report.count("<polyline") == 4 * len(ARMS) and 'id="results"' in report
+    links = re.findall(r'href="([^"]+)"', report)
+    assert links and all((tmp_path / link).exists() for link in links)
+    assert "held-out accuracy" in capsys.readouterr().out
