@@ -138,10 +138,6 @@ class Mentor:
             raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook wraps")
         if getattr(trainer, "_mentor_attached", False):
             raise RuntimeError("a mentor is already attached to this trainer")
-        if trainer.accelerator.num_processes > 1:
-            raise NotImplementedError(
-                f"the mentor's in-step hook runs in a single process for now; this run has "
-                f"{trainer.accelerator.num_processes} processes. Launch with one process.")
         for feature in ("tools", "rollout_func", "environment_factories"):
             if getattr(trainer, feature, None):
                 raise NotImplementedError(f"the mentor does not support GRPOTrainer's `{feature}` yet")

@@ -5,6 +5,11 @@ It wraps three methods of one GRPOTrainer instance (no TRL code is copied or cha
 - `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
   prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
 - `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
+
+Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
+ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
+runs once per group (the groups split across ranks), each rank re-generates an equal share of the hinted groups, and
+each rank splices the rows it holds. Every rank makes the same collective calls (see mentor/distributed.py).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.distributed import gather, gather_columns, rank_and_world, share, split_map
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -91,7 +97,7 @@ class InStepHook:
             self.rows, self.cached_rewards = None, None
 
     def calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
-        if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts):
+        if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts) * rank_and_world()[1]:
             rewards, self.cached_rewards = self.cached_rewards, None
             return rewards
         return self.score_raw(inputs, prompts, completions, completion_ids_list)
@@ -106,14 +112,12 @@ class InStepHook:
                 hint = self.callback.pending.get(problem_id(row))
                 if hint:
                     prompts[i], hints[i] = self.hinted_prompt(prompts[i], hint), hint
-            for row in self.rows:
-                self.callback.pending.pop(problem_id(row), None)
         out = Generation(*self.generate_raw(prompts))
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
-        rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)
+        rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)  # the whole batch's
+        out.extra_fields = {**out.extra_fields, "mentor_hint": hints}
         self.intervene(prompts, rows, out, rewards)
-        out.extra_fields = {**out.extra_fields, "mentor_hint": [r["mentor_hint"] for r in rows]}
         self.cached_rewards = rewards
         return out.astuple()
 
@@ -129,15 +133,24 @@ class InStepHook:
         return [g for g in range(by_group.shape[0]) if bool((by_group[g] <= self.config.collapse_threshold).all())]
 
     def intervene(self, prompts: list, rows: list[dict], out: Generation, rewards: torch.Tensor) -> None:
-        """Mentors collapsed groups and splices hinted re-attempts into `out`, `rows` and `rewards` in place."""
+        """Mentors collapsed groups and splices hinted re-attempts into `out` and `rewards` in place.
+
+        `prompts`, `rows` and `out` are this rank's rows of the batch; `rewards` is the whole batch's (TRL gathers
+        it), so every rank finds the same collapsed groups, and the whole batch's rows are gathered when needed.
+        """
         G, step = self.trainer.num_generations, self.trainer.state.global_step
-        n_groups = len(prompts) // G
+        n_groups, offset = len(rewards) // G, rank_and_world()[0] * len(prompts)
         targets = self.collapsed(rewards)
+        completions = out.completions
+        if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
+            prompts, rows, completions = gather_columns(prompts, rows, completions)
+            for row in rows:  # a pending hint is used once, by the batch that sampled its problem
+                self.callback.pending.pop(problem_id(row), None)
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
         totals = self.total(rewards).tolist()
-        attempts = {g: [(completion_text(out.completions[g * G + j]), totals[g * G + j]) for j in range(G)]
+        attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
         for round_ in range(1, self.config.max_rounds + 1):
@@ -150,13 +163,12 @@ class InStepHook:
                     continue
                 groups.append(failed)
                 kept.append(g)
-            t0 = time.perf_counter()
-            interventions = self.runtime.run(groups)
-            mentor_s += time.perf_counter() - t0
+            interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
+            mentor_s += seconds
             hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
-            t0 = time.perf_counter()
-            reattempts = self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step" else {}
-            regen_s += time.perf_counter() - t0
+            reattempts, seconds = (self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step"
+                                   else ({}, 0.0))
+            regen_s += seconds
             targets = []
             for g, iv in zip(kept, interventions):
                 record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
@@ -175,7 +187,7 @@ class InStepHook:
                     history[g].append({"tier": iv.tier, "hint": iv.hint})
                     if self.config.mode == "in_step":
                         gen, hint_rewards = reattempts[g]
-                        self.splice(g, gen, hint_rewards, iv.hint, out, rows, rewards)
+                        self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
                         if not record["recovered"]:  # escalate next round on the new failures
                             attempts[g] = [(completion_text(c), r) for c, r in
                                            zip(gen.completions, self.total(hint_rewards).tolist())]
@@ -221,31 +233,41 @@ class InStepHook:
         prompt[last_user]["content"] = self.task.hinted_prompt(prompt[last_user]["content"], hint)
         return prompt
 
-    def reattempt(self, prompts: list, rows: list[dict], hinted: list[tuple[int, Intervention]]) -> dict:
-        """G fresh completions per hinted group through the trainer's own generation path, scored once.
+    def reattempt(self, prompts: list, rows: list[dict], hinted: list[tuple[int, Intervention]]
+                  ) -> tuple[dict, float]:
+        """G fresh completions per hinted group through the trainer's own generation path, scored once; and the
+        seconds it took (the slowest rank's).
 
-        Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs.
+        Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs. Each rank re-generates an
+        equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
+        asks for as many rows; then every rank receives every re-attempt.
         """
-        G = self.trainer.num_generations
-        hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in hinted for _ in range(G)]
+        G, t0 = self.trainer.num_generations, time.perf_counter()
+        mine = share(hinted, *rank_and_world())
+        hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
         gen = Generation(*self.generate_raw(hinted_prompts))
-        hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in hinted for j in range(G)]
+        hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
         completions = gen.completions
         if self.config.hint_placement == "prefix":  # the verifier judges the whole response
             completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
                            for i, c in enumerate(completions)]
             gen.completions = completions
         pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
-        scores = self.score_raw(hint_rows, [prompts[g * G] for g, _ in hinted for _ in range(G)], completions,
-                                gen.completion_ids)
+        scores = self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)], completions,
+                                gen.completion_ids)  # every rank's share, gathered
         if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
             self.trainer._pending_extra_logs = pending_logs
-        return {g: (Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple())),
-                    scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}
+        mine = [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
+                for k in range(len(mine))]
+        parts = gather((mine, time.perf_counter() - t0))
+        gens = [gen for part, _ in parts for gen in part]
+        return ({g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)},
+                max(seconds for _, seconds in parts))
 
-    def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation,
-               rows: list[dict], rewards: torch.Tensor) -> None:
-        """Puts hinted rows into group g as the strategy says."""
+    def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
+               rewards: torch.Tensor) -> None:
+        """Puts hinted rows into group g as the strategy says: every rank updates the whole batch's `rewards`
+        (so advantages agree), and each rank's `out` takes the rows it holds (`offset` is its first row's index)."""
         G, threshold = self.trainer.num_generations, self.config.collapse_threshold
         totals = self.total(hint_rewards).tolist()
         if self.config.strategy == "replace_group":
@@ -255,7 +277,10 @@ class InStepHook:
         else:
             picks = list(range(max(1, round(self.config.mixed_share * G))))
         for slot, j in enumerate(picks):
-            i = g * G + slot
+            rewards[g * G + slot] = hint_rewards[j]
+            i = g * G + slot - offset
+            if not 0 <= i < len(out.completions):
+                continue  # a row another rank holds
             prompt_ids, completion_ids = gen.prompt_ids[j], gen.completion_ids[j]
             logprobs = gen.logprobs[j] if gen.logprobs is not None else None
             if self.config.strip_hint:  # off-policy: the loss sees the original prompt
@@ -272,8 +297,7 @@ class InStepHook:
             for key, values in gen.extra_fields.items():
                 if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
                     out.extra_fields[key][i] = values[j]
-            rows[i] = {**rows[i], "mentor_hint": hint}
-            rewards[i] = hint_rewards[j]
+            out.extra_fields["mentor_hint"][i] = hint
 
     def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
         """Token ids of the response prefix: what the hinted prompt adds to the original one."""

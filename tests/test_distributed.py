@@ -1,0 +1,146 @@
+"""The in-step hook under many processes: TRL's GRPOTrainer on 2 CPU ranks (torchrun, gloo) against one process.
+
+One torchrun launch runs every scenario on 2 ranks (this file is its script: `torchrun --nproc_per_node 2
+tests/test_distributed.py OUT`); the test runs the same scenarios in one process over the same global batch and
+compares. Decoding is greedy, so the batch does not hang on sampling RNG: first attempts, the mentor's decisions
+and the re-attempts must come out the same. The global batch is 12 rows, 3 groups of G = 4; on 2 ranks of 6 rows
+the middle group spans both ranks.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from mentor.distributed import share
+from mentor.traces import TraceStore
+
+G, ROWS = 4, 12
+
+SCENARIOS = {
+    # Every group collapses: 3 hinted groups over 2 ranks, so one rank re-generates a padding copy.
+    "split": {"config": {}, "problems": 16, "steps": 1, "pay_hints": True, "easy": 0},
+    # Only the last group (all on rank 1) collapses, and hints never pay: two rounds in which rank 0 holds none of
+    # the group's rows but re-generates a padding copy, so both ranks make the same collective calls.
+    "escalate": {"config": {"max_rounds": 2}, "problems": 16, "steps": 1, "pay_hints": False, "easy": 2},
+    # Hints wait for the problem's next sampling; three problems come back every step.
+    "next_attempt": {"config": {"mode": "next_attempt"}, "problems": 3, "steps": 2, "pay_hints": True, "easy": 0},
+}
+
+
+class Reward:
+    """Pays the even rows of hinted attempts (if `pay_hints`) and of first attempts at `easy` problems."""
+
+    __name__ = "dist_reward"
+
+    def __init__(self, pay_hints: bool, easy: set[str]):
+        self.pay_hints, self.easy, self.sizes = pay_hints, easy, []
+
+    def __call__(self, prompts, completions, problem_id, mentor_hint=None, **kwargs):
+        self.sizes.append(len(completions))
+        hints = mentor_hint or [""] * len(completions)
+        return [float(i % 2 == 0 and (self.pay_hints if hint else pid in self.easy))
+                for i, (hint, pid) in enumerate(zip(hints, problem_id))]
+
+
+def run(name: str, out_dir: str, per_device: int) -> dict:
+    """One scenario's training run; what every rank saw, as JSON."""
+    import torch
+    from trl import GRPOConfig, GRPOTrainer
+
+    from mentor import Mentor
+    from mentor.lab.data import make_dataset
+    from mentor.lab.model import build_policy
+
+    scenario = SCENARIOS[name]
+    model, tokenizer = build_policy(1, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    # An untied random output layer, so that greedy completions differ from prompt to prompt (a tied one repeats ':').
+    model.lm_head.weight = torch.nn.Parameter(3 * torch.randn_like(model.lm_head.weight))
+    dataset = make_dataset("hard", scenario["problems"], seed=0)
+    reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]))
+    args = GRPOConfig(output_dir=out_dir, use_cpu=True, bf16=False, beta=0.0, per_device_train_batch_size=per_device,
+                      num_generations=G, max_completion_length=6, max_steps=scenario["steps"], logging_steps=1,
+                      learning_rate=1e-2, report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
+                      save_strategy="no", shuffle_dataset=False, generation_kwargs={"do_sample": False})
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+                          processing_class=tokenizer)
+    callback = Mentor.from_config(scenario["config"]).attach(trainer)
+    batches, inner = [], trainer._generate_and_score_completions
+
+    def generate_and_score(inputs):  # the rows this rank trains on, in batch order (before TRL shuffles them)
+        out = inner(inputs)
+        decode = lambda ids, mask: tokenizer.decode(ids[mask.bool()], skip_special_tokens=True)  # noqa: E731
+        batches.append([[decode(p, pm), decode(c, cm), round(float(a), 4)] for p, pm, c, cm, a in zip(
+            out["prompt_ids"], out["prompt_mask"], out["completion_ids"], out["completion_mask"], out["advantages"])])
+        return out
+
+    trainer._generate_and_score_completions = generate_and_score
+    trainer.train()
+    logs = [{k: v for k, v in log.items() if k.startswith("mentor/")} for log in trainer.state.log_history
+            if "mentor/interventions" in log]
+    return {"rows": batches, "logs": logs, "history": callback.hint_history, "pending": callback.pending,
+            "sizes": reward.sizes}
+
+
+def traces(run_dir: Path) -> list[dict]:
+    keys = ("step", "group", "round", "problem_id", "hint", "tier", "attempts", "reattempt", "recovered")
+    return [{k: record[k] for k in keys} for record in TraceStore(run_dir, readonly=True).interventions()]
+
+
+def untimed(logs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in log.items() if not k.endswith("_s")} for log in logs]
+
+
+def test_share_gives_every_rank_as_many_whole_items():
+    assert [share(list("abc"), rank, 2) for rank in (0, 1)] == [["a", "b"], ["c", "a"]]
+    assert [share(list("ab"), rank, 2) for rank in (0, 1)] == [["a"], ["b"]]
+    assert share(list("abc"), 0, 1) == list("abc")
+
+
+def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", __file__,
+              str(tmp_path / "ranks")]
+    proc = subprocess.Popen(launch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:  # the single-process runs overlap the ranks' start-up
+        single = {name: run(name, str(tmp_path / "single" / name), per_device=ROWS) for name in SCENARIOS}
+        output = proc.communicate(timeout=300)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, output[-4000:]
+
+    for name, one in single.items():
+        ranks = [json.loads((tmp_path / "ranks" / f"{name}.rank{k}.json").read_text()) for k in (0, 1)]
+        # The same rows in the same global order (rank 0's, then rank 1's), hinted or not, with the same advantages.
+        assert [r0 + r1 for r0, r1 in zip(ranks[0]["rows"], ranks[1]["rows"])] == one["rows"], name
+        # Metrics are the same on every rank (timings included: the slowest rank's), and match one process.
+        assert ranks[0]["logs"] == ranks[1]["logs"] and untimed(ranks[0]["logs"]) == untimed(one["logs"]), name
+        assert ranks[0]["history"] == ranks[1]["history"] == one["history"], name
+        assert ranks[0]["pending"] == ranks[1]["pending"] == one["pending"], name
+        # Traces are written once (by rank 0), and record the same interventions as one process.
+        records = traces(tmp_path / "ranks" / name)
+        assert len(records) == sum(log["mentor/interventions"] for log in one["logs"]) > 0, name
+        assert records == traces(tmp_path / "single" / name), name
+
+    split = [json.loads((tmp_path / "ranks" / f"split.rank{k}.json").read_text()) for k in (0, 1)]
+    assert split[0]["logs"][0]["mentor/interventions"] == 3 and split[0]["logs"][0]["mentor/collapse_rate_after"] == 0
+    assert all(row[0].startswith("Hint:") for rank in split for row in rank["rows"][0])
+    assert [rank["sizes"] for rank in split] == [[6, 8], [6, 8]]  # 3 hinted groups: 2 per rank, one a copy
+
+    escalate = [json.loads((tmp_path / "ranks" / f"escalate.rank{k}.json").read_text()) for k in (0, 1)]
+    assert escalate[0]["logs"][0]["mentor/interventions"] == 2  # the last group, in rounds 1 and 2
+    assert [sum(row[0].startswith("Hint:") for row in rank["rows"][0]) for rank in escalate] == [0, G]
+    assert [rank["sizes"] for rank in escalate] == [[6, 4, 4], [6, 4, 4]]
+
+    later = [json.loads((tmp_path / "ranks" / f"next_attempt.rank{k}.json").read_text()) for k in (0, 1)]
+    assert not any(row[0].startswith("Hint:") for rank in later for row in rank["rows"][0])
+    assert all(row[0].startswith("Hint:") for rank in later for row in rank["rows"][1])
+    assert len(later[0]["history"]) == 3 and later[0]["pending"] == {}
+
+
+if __name__ == "__main__":  # one rank of the torchrun launch above
+    out, rank, world = Path(sys.argv[1]), int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    for scenario in SCENARIOS:
+        result = run(scenario, str(out / scenario), per_device=ROWS // world)
+        (out / f"{scenario}.rank{rank}.json").write_text(json.dumps(result))
