@@ -46,6 +46,19 @@ def make_trainer(tmp_path, reward, max_steps=1, dataset=None, **overrides):
                        processing_class=tokenizer)
 
 
+def spy_on_loss(trainer) -> dict:
+    """The batch the loss sees, captured at every `_compute_loss` call (the last one wins)."""
+    seen = {}
+    original = trainer._compute_loss
+
+    def compute_loss(model, inputs):
+        seen.update(inputs)
+        return original(model, inputs)
+
+    trainer._compute_loss = compute_loss
+    return seen
+
+
 def weights(model):
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
@@ -103,17 +116,9 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     ("mixed", {"mixed_share": 0.5}, 2),
 ])
 def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows):
-    seen = {}
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config({"strategy": strategy, **extra}).attach(trainer)
-    original = trainer._compute_loss
-
-    def compute_loss(model, inputs):
-        seen["prompt_ids"] = inputs["prompt_ids"]
-        seen["advantages"] = inputs["advantages"]
-        return original(model, inputs)
-
-    trainer._compute_loss = compute_loss
+    seen = spy_on_loss(trainer)
     trainer.train()
     tokenizer = trainer.processing_class
     prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
@@ -124,16 +129,9 @@ def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, h
 
 
 def test_strip_hint_trains_the_hinted_completion_after_the_original_prompt(tmp_path):
-    seen = {}
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config({"strip_hint": True}).attach(trainer)
-    original = trainer._compute_loss
-
-    def compute_loss(model, inputs):
-        seen["prompt_ids"] = inputs["prompt_ids"]
-        return original(model, inputs)
-
-    trainer._compute_loss = compute_loss
+    seen = spy_on_loss(trainer)
     trainer.train()
     prompts = trainer.processing_class.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
     assert not any("Hint:" in p for p in prompts)
@@ -141,18 +139,10 @@ def test_strip_hint_trains_the_hinted_completion_after_the_original_prompt(tmp_p
 
 
 def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path):
-    seen = {}
     reward = RecordingReward()
     trainer = make_trainer(tmp_path, reward)
     Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
-    original = trainer._compute_loss
-
-    def compute_loss(model, inputs):
-        seen["completion_ids"] = inputs["completion_ids"]
-        seen["prompt_ids"] = inputs["prompt_ids"]
-        return original(model, inputs)
-
-    trainer._compute_loss = compute_loss
+    seen = spy_on_loss(trainer)
     trainer.train()
     tokenizer = trainer.processing_class
     completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
