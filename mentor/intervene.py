@@ -123,14 +123,16 @@ class InStepHook:
 
     # --- the intervention -----------------------------------------------------------------------------------
     def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
+        """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""
         weights = self.trainer.reward_weights.to(rewards_per_func.device)
         total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
-        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("-inf"))
+        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
 
     def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
-        G = self.trainer.num_generations
-        by_group = self.total(rewards_per_func).view(-1, G)
-        return [g for g in range(by_group.shape[0]) if bool((by_group[g] <= self.config.collapse_threshold).all())]
+        """Groups whose rows all score at or below the threshold (an unscorable row counts as failed)."""
+        total = self.total(rewards_per_func)
+        failed = ((total <= self.config.collapse_threshold) | torch.isnan(total)).view(-1, self.trainer.num_generations)
+        return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
 
     def intervene(self, prompts: list, rows: list[dict], out: Generation, rewards: torch.Tensor) -> None:
         """Mentors collapsed groups and splices hinted re-attempts into `out` and `rewards` in place.
@@ -149,7 +151,7 @@ class InStepHook:
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
-        totals = self.total(rewards).tolist()
+        totals = [None if r != r else r for r in self.total(rewards).tolist()]  # NaN (unscorable) -> None
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
@@ -189,7 +191,7 @@ class InStepHook:
                         gen, hint_rewards = reattempts[g]
                         self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
                         if not record["recovered"]:  # escalate next round on the new failures
-                            attempts[g] = [(completion_text(c), r) for c, r in
+                            attempts[g] = [(completion_text(c), None if r != r else r) for c, r in
                                            zip(gen.completions, self.total(hint_rewards).tolist())]
                             targets.append(g)
             if not targets or self.config.mode == "next_attempt":
@@ -219,7 +221,7 @@ class InStepHook:
             return "missing_reference"
         pid = problem_id(row)
         return FailedGroup(pid, self.task.name, prompt_text(row["prompt"]), reference,
-                           [Attempt(c, r) for c, r in attempts],
+                           [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.callback.hint_history.get(pid, []) + history)
 
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
@@ -313,8 +315,8 @@ class InStepHook:
                   "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement}
         if reattempt is not None:
             gen, scores = reattempt
-            totals = self.total(scores).tolist()
+            totals = [None if r != r else r for r in self.total(scores).tolist()]
             record["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                    for c, r in zip(gen.completions, totals)]
-            record["recovered"] = any(r > self.config.collapse_threshold for r in totals)
+            record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
         return record
