@@ -79,7 +79,7 @@ def cmd_graph_draw(args) -> int:
         try:
             drawable.draw_png(args.output)  # graphviz, offline; draw_mermaid_png would call a web service
         except ImportError:
-            raise InputError("--format png needs pygraphviz: pip install pygraphviz") from None
+            raise InputError("--format png needs pygraphviz: pip install 'mentor-rl[draw]'") from None
         print(f"wrote {args.output}")
         return 0
     text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()

@@ -130,6 +130,8 @@ def test_graph_draw_offline(tmp_path, capsys):
     assert "hint_composer" in capsys.readouterr().out
     assert main(["graph", "draw", "--format", "ascii", "-o", str(tmp_path / "g.txt")]) == 0
     assert "leakage_checker" in (tmp_path / "g.txt").read_text()
+    assert main(["graph", "draw", "--format", "png", "-o", str(tmp_path / "g.png")]) == 0
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_arithmetic_leak_check_spots_the_whole_answer_only():
