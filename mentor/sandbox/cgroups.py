@@ -168,15 +168,7 @@ class CgroupManager:
     def cleanup(self) -> None:
         """Removes the pool's (empty) cgroups; stale ones of dead pools too."""
         for base in set(self.bases.values()):
-            try:
-                for name in os.listdir(base):
-                    try:
-                        os.rmdir(os.path.join(base, name))
-                    except OSError:
-                        pass
-                os.rmdir(base)
-            except OSError:
-                pass
+            _remove_cgroup(base)
         for base in set(self.bases.values()):
             parent = os.path.dirname(base)
             try:
@@ -186,13 +178,17 @@ class CgroupManager:
             for name in names:  # pools of processes that no longer exist
                 pid = name.split("-", 1)[0]
                 if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                    d = os.path.join(parent, name)
-                    try:
-                        for sub in os.listdir(d):
-                            try:
-                                os.rmdir(os.path.join(d, sub))
-                            except OSError:
-                                pass
-                        os.rmdir(d)
-                    except OSError:
-                        pass
+                    _remove_cgroup(os.path.join(parent, name))
+
+
+def _remove_cgroup(path: str) -> None:
+    """Removes an empty cgroup and its empty child cgroups; one still in use stays."""
+    try:
+        for name in os.listdir(path):
+            try:
+                os.rmdir(os.path.join(path, name))
+            except OSError:
+                pass
+        os.rmdir(path)
+    except OSError:
+        pass
