@@ -565,8 +565,8 @@ def test_opening_an_intervention_shows_attempts_nodes_hint_drafts_and_reattempt(
     assert [float(x) for x in detail["reattempt"]] == [a["reward"] for a in hinted["reattempt"]]
     # A node's input and output, shown when opened.
     browser.click("#detail .node[data-node='leakage_checker'] details.output summary")
-    output = json.loads(browser.js(
-        "document.querySelector(\"#detail .node[data-node='leakage_checker'] details.output pre\").textContent"))
+    output = json.loads(browser.wait_for(  # the page fills the <pre> when the <details> opens
+        "document.querySelector(\"#detail .node[data-node='leakage_checker'] details.output pre\")?.textContent"))
     assert output == next(n for n in hinted["nodes"] if n["node"] == "leakage_checker")["output"]
 
     withheld = store.interventions(withheld=True)[0]
