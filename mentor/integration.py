@@ -14,6 +14,7 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
 from mentor.config import MentorConfig
+from mentor.intervene import InStepHook, problem_id
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
 from mentor.tasks.base import Task
@@ -71,8 +72,6 @@ class MentorCallback(TrainerCallback, ExportableState):
             self.store = None
 
     def remember(self, row: dict[str, Any], intervention: Intervention) -> None:
-        from mentor.intervene import problem_id
-
         pid = problem_id(row)
         self.hint_history.setdefault(pid, []).append({"tier": intervention.tier, "hint": intervention.hint})
         if self.mentor is not None and self.mentor.config.mode == "next_attempt":
@@ -112,8 +111,6 @@ class Mentor:
 
     def attach(self, trainer) -> MentorCallback:
         """Installs the in-step hook on `trainer` and registers a MentorCallback; returns the callback."""
-        from mentor.intervene import InStepHook
-
         task = self._check(trainer)
         self.callback = MentorCallback(self)
         trainer.add_callback(self.callback)

@@ -58,6 +58,7 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
     raise LLMOutputError(f"unusable output after {parse_retries + 1} tries: {error}")
 
 
+@lru_cache(maxsize=8)
 def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_env: str, timeout_s: float,
                       max_retries: int, temperature: float, max_tokens: int):
     import os
@@ -79,16 +80,11 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
     return ChatHuggingFace(llm=pipeline)
 
 
-@lru_cache(maxsize=8)
-def chat_model_from_key(*key) -> Any:
-    return _build_chat_model(*key)
-
-
 def chat_model_from_config(llm) -> Any:
     """The LangChain chat model an `LLMConfig` describes, built once per distinct config.
 
     Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.mentor_loop`), where every
     graph run happens, so they stay open from one training step to the next.
     """
-    return chat_model_from_key(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
-                               llm.max_retries, llm.temperature, llm.max_tokens)
+    return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
+                             llm.max_retries, llm.temperature, llm.max_tokens)
