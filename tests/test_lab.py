@@ -107,15 +107,45 @@ def test_cache_key_covers_what_changes_the_weights():
     from mentor.lab.pretrain import cache_key
 
     base = cache_key(0)
-    assert base == cache_key(0, steps=800)  # the default, spelled out
+    assert base == cache_key(0, steps=1200, tail_share=0.35)  # the defaults, spelled out
     assert base != cache_key(0, **TINY_HP)
     assert base == cache_key(0)
     assert base != cache_key(1)
     assert base != cache_key(0, lr=1e-3)
     assert base != cache_key(0, hint_share=0.0)
+    assert base != cache_key(0, tail_start=0)
     assert base != cache_key(0, model={"intermediate_size": 256})
     with pytest.raises(TypeError):
         cache_key(0, learning_rate=1e-3)
+
+
+def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
+    import random
+
+    from mentor.lab.pretrain import PRETRAIN_DEFAULTS, _batch, training_rows
+    from mentor.lab.tokenizer import build_tokenizer
+
+    hp = {**PRETRAIN_DEFAULTS, "tail_share": 0.5, "tail_start": 10}
+    sample = training_rows(hp, random.Random(0))
+    assert all(not _is_hard(p) for p in sample(200, step=9)[0])  # no tail rows before tail_start
+    prompts, completions, ends, given = sample(2000, step=10)
+    tail = [(p, c, g) for p, c, g in zip(prompts, completions, given) if _is_hard(p)]
+    assert 800 < len(tail) < 1200
+    true_lead = 0
+    for prompt, completion, g in tail:
+        a, b = map(int, prompt[3:10].split("+"))
+        answer = data.format_answer(a, b)
+        assert g in (3, 4) and completion[g:] == answer[g - 1:]  # the trained part is the true tens/units
+        true_lead += completion[1:3] == answer[:2]
+    assert true_lead / len(tail) < 0.05  # the given leading digits are random, not the true ones
+    tok = build_tokenizer()
+    _, _, labels = _batch(tok, prompts[:64], completions[:64], ends[:64], given[:64])
+    for row, (p, c, g, end) in enumerate(zip(prompts[:64], completions[:64], given[:64], ends[:64])):
+        assert int((labels[row] != -100).sum()) == len(c) - g + end  # loss only after the given characters
+
+
+def _is_hard(prompt: str) -> bool:
+    return prompt.startswith("Q: ") and not prompt[3] == "0"
 
 
 # --- pre-training, collapse, rescue -----------------------------------------------------------------
@@ -190,5 +220,6 @@ def test_hinted_reattempt_earns_reward(lab_policy):
         hinted = sum(map(sum, groups))
         assert hinted > unhinted + 8, (placement, hinted, unhinted)
         assert sum(1 for g in groups if max(g) > 0) >= 8  # groups that a hint rescues from collapse
-    # more of the answer given, more reward
+    # more of the answer given, more reward; the policy continues a 2-digit prefix on hard problems (tail rows)
     assert evaluate(model, tok, hard, first_digits(3)) >= evaluate(model, tok, hard, first_digits(1))
+    assert evaluate(model, tok, hard, first_digits(2), placement="prefix") >= 0.8

@@ -21,10 +21,10 @@ from typing import Any, Callable, Iterable, Sequence
 from mentor.lab import data as labdata
 
 # Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
-LAB_VERSION = 2
+LAB_VERSION = 3
 
 PRETRAIN_DEFAULTS: dict[str, Any] = {
-    "steps": 800,
+    "steps": 1200,
     "batch_size": 64,
     "lr": 2e-3,
     "warmup_steps": 50,
@@ -32,6 +32,9 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "hint_share": 0.3,       # share of training rows shown with a prompt-placement partial-answer hint
     "hint_digits": [1, 2, 3],
     "hint_copy_share": 0.5,  # share of hinted rows that only teach copying: see training_rows
+    "tail_share": 0.35,      # share of rows (from tail_start on) that are hard problems trained on their last digits only
+    "tail_given": [2, 3],    # how many leading answer digits such a row is given, untrained
+    "tail_start": 700,       # first step with tail rows: the easy level's carry is learned first
     "level": "easy",
     "model": {},             # overrides of mentor.lab.model.MODEL_DEFAULTS
 }
@@ -60,7 +63,7 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(PRETRAIN_DEFAULTS)}")
     hp = {**PRETRAIN_DEFAULTS, **overrides}
-    hp["hint_digits"] = list(hp["hint_digits"])
+    hp["hint_digits"], hp["tail_given"] = list(hp["hint_digits"]), list(hp["tail_given"])
     return hp
 
 
@@ -94,8 +97,9 @@ def _encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
     return [tokenizer.convert_tokens_to_ids(list(t)) for t in texts]
 
 
-def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], list[str], list[bool]]]:
-    """A sampler of `(prompts, completions, ends)` batches.
+def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], list[str], list[bool], list[int]]]:
+    """A sampler of `(prompts, completions, ends, given)` batches (`given`: leading completion characters
+    that are context only, with no loss).
 
     Rows are easy problems; a share `hint_share` of them carry a prompt-placement partial-answer hint
     (`hint_prompt`). On easy problems a hint is redundant, so those rows alone do not teach the policy to
@@ -105,13 +109,29 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], l
     answer starts with the hinted digits", and never a hard sum: no hard problem is ever shown, so
     unhinted hard problems stay collapsed. (An earlier variant used hard train problems with their true
     hint digits; the policy then learned hard sums from those digits and the collapse broke: 11.6% greedy.)
+
+    A share `tail_share` of rows are *tail* rows: a hard train problem whose response starts with
+    `tail_given` (2 or 3) given digits, untrained, and only the rest (tens and units, then EOS) carries
+    loss. Those digits need only easy-level skills. The given thousands and hundreds digits are random, so
+    the hard level's new skill (the hundreds column and its carry) is never shown, let alone a target, and
+    unhinted hard problems stay collapsed while the policy learns to continue a partial answer on a hard
+    problem (the prefix hint).
     """
     pairs = labdata.all_pairs(hp["level"], "all")
+    hard_pairs = labdata.all_pairs("hard", "train") if hp["tail_share"] else []
     lo, hi = labdata.LEVELS["hard"]
 
-    def sample(n: int):
-        prompts, completions, ends = [], [], []
+    def sample(n: int, step: int):
+        prompts, completions, ends, given = [], [], [], []
         for _ in range(n):
+            if hp["tail_share"] and step >= hp["tail_start"] and rng.random() < hp["tail_share"]:
+                a, b = hard_pairs[rng.randrange(len(hard_pairs))]
+                prompts.append(labdata.format_prompt(a, b))
+                # The leading two digits are random: the true thousands and hundreds are never shown.
+                completions.append(f" {rng.randint(2 * lo, 2 * hi):04d}"[:3] + labdata.format_answer(a, b)[2:])
+                ends.append(True)
+                given.append(1 + rng.choice(hp["tail_given"]))
+                continue
             hinted = bool(hp["hint_share"]) and rng.random() < hp["hint_share"]
             copy_only = hinted and bool(hp["hint_copy_share"]) and rng.random() < hp["hint_copy_share"]
             a, b = pairs[rng.randrange(len(pairs))]
@@ -124,25 +144,27 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], l
             prompts.append(prompt)
             completions.append(" " + (answer[:k] if copy_only else answer))
             ends.append(not copy_only)
-        return prompts, completions, ends
+            given.append(0)
+        return prompts, completions, ends, given
 
     return sample
 
 
-def _batch(tokenizer, prompts, completions, ends=None):
+def _batch(tokenizer, prompts, completions, ends=None, given=None):
     import torch
 
     ends = ends if ends is not None else [True] * len(prompts)
+    given = given if given is not None else [0] * len(prompts)
     p_ids = _encode(tokenizer, prompts)
     c_ids = [ids + ([tokenizer.eos_token_id] if end else []) for ids, end in zip(_encode(tokenizer, completions), ends)]
     width = max(len(p) + len(c) for p, c in zip(p_ids, c_ids))
     input_ids = torch.full((len(p_ids), width), tokenizer.pad_token_id, dtype=torch.long)
     labels = torch.full((len(p_ids), width), -100, dtype=torch.long)
     mask = torch.zeros((len(p_ids), width), dtype=torch.long)
-    for i, (p, c) in enumerate(zip(p_ids, c_ids)):
+    for i, (p, c, g) in enumerate(zip(p_ids, c_ids, given)):
         seq = p + c
         input_ids[i, :len(seq)] = torch.tensor(seq)
-        labels[i, len(p):len(seq)] = torch.tensor(c)
+        labels[i, len(p) + g:len(seq)] = torch.tensor(c[g:])
         mask[i, :len(seq)] = 1
     return input_ids, mask, labels
 
@@ -175,7 +197,7 @@ def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, 
         loss_ema = first_loss = None
         curve = []
         for step in bar:
-            input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"]))
+            input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"], step))
             loss = model(input_ids=input_ids, attention_mask=mask, labels=labels).loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
