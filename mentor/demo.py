@@ -10,7 +10,10 @@ Three arms share the pre-trained policy, the seed, the step budget and the hyper
 from __future__ import annotations
 
 import json
+import os
+import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,25 +35,31 @@ class DemoSettings:
         steps: GRPO steps per arm.
         prompts_per_step: problems per step (each gets `num_generations` completions).
         num_generations: GRPO group size G.
-        learning_rate: constant learning rate.
+        learning_rate: peak learning rate.
+        lr_scheduler: TRL/transformers `lr_scheduler_type`; cosine decay steadies the end of a short run.
         train_problems: hard training problems (operands 100-999).
         heldout_problems: held-out hard problems, never trained on, decoded greedily.
         eval_every: steps between held-out evaluations (the curve).
         seeds: one run per seed and arm.
         arms: which arms to run.
         pretrain: overrides of the lab's pre-training hyper-parameters.
+        jobs: runs (arm and seed) trained at once, each in its own process on one CPU thread; 0 (the
+            default) starts every run at once, up to two per core, so that no core idles while the
+            slowest arm finishes.
     """
 
-    steps: int = 300
+    steps: int = 600
     prompts_per_step: int = 8
     num_generations: int = 8
-    learning_rate: float = 5e-4
+    learning_rate: float = 1e-3
+    lr_scheduler: str = "cosine"
     train_problems: int = 4000
     heldout_problems: int = 500
     eval_every: int = 50
     seeds: list[int] = field(default_factory=lambda: [0])
     arms: list[str] = field(default_factory=lambda: list(ARMS))
     pretrain: dict[str, Any] = field(default_factory=dict)
+    jobs: int = 0
 
     @classmethod
     def quick(cls) -> DemoSettings:
@@ -66,10 +75,12 @@ def arm_config(arm: str) -> dict[str, Any] | None:
     return dict(LAB_STRATEGY)
 
 
-def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_dir: Path) -> dict[str, Any]:
-    """Trains one arm from the pre-trained policy; returns its figures."""
+def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_dir: Path,
+            steps_queue=None) -> dict[str, Any]:
+    """Trains one arm from the pre-trained policy; returns its figures. With `steps_queue` (a worker process),
+    TRL's progress bar is off and each finished step is reported as `(arm, seed)` on the queue instead."""
     import torch
-    from transformers import TrainerCallback
+    from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
 
     from mentor import Mentor
@@ -90,17 +101,21 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         def on_step_end(self, args, state, control, model=None, **kwargs):
             if state.global_step % settings.eval_every == 0 or state.global_step == state.max_steps:
                 curve.append({"step": state.global_step, "heldout_acc": evaluate(model, tokenizer, heldout)})
+            if steps_queue is not None:
+                steps_queue.put((arm, seed))
 
     run_dir = out_dir / f"{arm}-seed{seed}"
     args = GRPOConfig(
         output_dir=str(run_dir), use_cpu=True, bf16=False, beta=0.0, seed=seed, report_to="none",
-        learning_rate=settings.learning_rate, lr_scheduler_type="constant", max_steps=settings.steps,
+        learning_rate=settings.learning_rate, lr_scheduler_type=settings.lr_scheduler, max_steps=settings.steps,
         per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
         num_generations=settings.num_generations, max_completion_length=6, temperature=1.0,
-        logging_steps=1, save_strategy="no", gradient_checkpointing=False, disable_tqdm=False)
+        logging_steps=1, save_strategy="no", gradient_checkpointing=False, disable_tqdm=steps_queue is not None)
     torch.manual_seed(seed)
     trainer = GRPOTrainer(model=model, reward_funcs=[arithmetic_reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer, callbacks=[HeldoutCurve()])
+    if steps_queue is not None:
+        trainer.remove_callback(PrinterCallback)  # the log dicts TRL prints when its bar is off
     config = arm_config(arm)
     if config is not None:
         Mentor.from_config(config).attach(trainer)
@@ -164,13 +179,18 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     t0 = time.perf_counter()
     print("pre-training the lab policy on the easy level (cached after the first run)")
     policy_dir = pretrained_policy(**settings.pretrain)
+    runs = [(arm, seed) for seed in settings.seeds for arm in settings.arms]
+    jobs = min(settings.jobs or 2 * _cores(), len(runs))
+    print(f"{len(runs)} run(s) of {settings.steps} GRPO steps, {jobs} at a time")
+    if jobs > 1:
+        figures = _run_parallel(runs, jobs, policy_dir, settings, out_dir)
+    else:
+        figures = [run_arm(arm, seed, policy_dir, settings, out_dir) for arm, seed in runs]
     per_seed: dict[str, list[dict[str, Any]]] = {arm: [] for arm in settings.arms}
-    for seed in settings.seeds:
-        for arm in settings.arms:
-            print(f"arm {arm}, seed {seed}: {settings.steps} GRPO steps")
-            per_seed[arm].append(run_arm(arm, seed, policy_dir, settings, out_dir))
-            print(f"  held-out accuracy {per_seed[arm][-1]['heldout_acc_before']:.3f} -> "
-                  f"{per_seed[arm][-1]['heldout_acc_after']:.3f}")
+    for (arm, seed), result in zip(runs, figures):
+        per_seed[arm].append(result)
+        print(f"{arm}, seed {seed}: held-out accuracy {result['heldout_acc_before']:.3f} -> "
+              f"{result['heldout_acc_after']:.3f}")
     results = {"steps": settings.steps, "settings": asdict(settings), "policy": policy_dir,
                "arms": summarise_arms(per_seed), "wall_s": time.perf_counter() - t0}
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
@@ -183,9 +203,49 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     return results
 
 
+def _cores() -> int:
+    """CPU cores this process may use (its affinity on Linux)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(1)
+    return run_arm(arm, seed, policy_dir, settings, out_dir, steps_queue)
+
+
+def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, Any]]:
+    """Each run in its own process; one progress bar per run, fed by the workers' step reports."""
+    import multiprocessing
+
+    from tqdm.auto import tqdm
+
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or thread state inherited
+    with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+        steps_queue = manager.Queue()
+        bars = {run: tqdm(total=settings.steps, desc=f"{run[0]}, seed {run[1]}", position=i, mininterval=1.0)
+                for i, run in enumerate(runs)}
+
+        def show_progress():
+            while (run := steps_queue.get()) is not None:
+                bars[run].update()
+
+        reader = threading.Thread(target=show_progress, daemon=True)
+        reader.start()
+        futures = [pool.submit(_run_in_worker, arm, seed, policy_dir, settings, out_dir, steps_queue) for arm, seed in runs]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            steps_queue.put(None)
+            reader.join()
+            for bar in bars.values():
+                bar.close()
+
+
 def cmd_demo(args) -> int:
     settings = DemoSettings.quick() if args.quick else DemoSettings()
-    for name in ("steps", "eval_every", "heldout_problems"):
+    for name in ("steps", "eval_every", "heldout_problems", "jobs"):
         if getattr(args, name) is not None:
             setattr(settings, name, getattr(args, name))
     if args.seeds:
@@ -211,4 +271,5 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
+    demo.add_argument("--jobs", type=int, help="runs trained at once, one process each (default: all, up to 2 per core)")
     demo.set_defaults(func=cmd_demo)

@@ -30,3 +30,12 @@ def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
     links = re.findall(r'href="([^"]+)"', report)
     assert links and all((tmp_path / link).exists() for link in links)
     assert "held-out accuracy" in capsys.readouterr().out
+
+
+def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
+    assert main(["demo", "--quick", "--arms", "mentor", "--steps", "4", "--eval-every", "2", "--jobs", "1",
+                 "--heldout-problems", "20", "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["settings"]["jobs"] == 1 and list(results["arms"]) == ["mentor"]
+    run = results["arms"]["mentor"]["runs"][0]
+    assert [p["step"] for p in run["curve"]] == [0, 2, 4] and results["arms"]["mentor"]["interventions"] > 0

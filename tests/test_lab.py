@@ -117,6 +117,8 @@ def test_cache_key_covers_what_changes_the_weights():
     assert base != cache_key(0, model={"intermediate_size": 256})
     with pytest.raises(TypeError):
         cache_key(0, learning_rate=1e-3)
+    with pytest.raises(ValueError, match="tail_given"):
+        cache_key(0, tail_given=[1, 2])
 
 
 def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():

@@ -64,6 +64,9 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
         raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(PRETRAIN_DEFAULTS)}")
     hp = {**PRETRAIN_DEFAULTS, **overrides}
     hp["hint_digits"], hp["tail_given"] = list(hp["hint_digits"]), list(hp["tail_given"])
+    if not set(hp["tail_given"]) <= {2, 3}:
+        raise ValueError(f"tail_given must list 2 and/or 3 given digits, got {hp['tail_given']}: with fewer, a tail "
+                         "row would train the hundreds digit of a hard sum and break the collapse")
     return hp
 
 
@@ -97,9 +100,9 @@ def _encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
     return [tokenizer.convert_tokens_to_ids(list(t)) for t in texts]
 
 
-def training_rows(hp: dict[str, Any], rng) -> Callable[[int], tuple[list[str], list[str], list[bool], list[int]]]:
-    """A sampler of `(prompts, completions, ends, given)` batches (`given`: leading completion characters
-    that are context only, with no loss).
+def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[str], list[str], list[bool], list[int]]]:
+    """A sampler `sample(n, step)` of `(prompts, completions, ends, given)` batches (`given`: leading
+    completion characters that are context only, with no loss).
 
     Rows are easy problems; a share `hint_share` of them carry a prompt-placement partial-answer hint
     (`hint_prompt`). On easy problems a hint is redundant, so those rows alone do not teach the policy to
