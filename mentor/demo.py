@@ -233,7 +233,8 @@ def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, A
 
         reader = threading.Thread(target=show_progress, daemon=True)
         reader.start()
-        futures = [pool.submit(_run_in_worker, arm, seed, policy_dir, settings, out_dir, steps_queue) for arm, seed in runs]
+        futures = [pool.submit(_run_in_worker, arm, seed, policy_dir, settings, out_dir, steps_queue)
+                   for arm, seed in runs]
         try:
             return [f.result() for f in futures]
         finally:
@@ -271,5 +272,6 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
-    demo.add_argument("--jobs", type=int, help="runs trained at once, one process each (default: all, up to 2 per core)")
+    demo.add_argument("--jobs", type=int,
+                      help="runs trained at once, one process each (default: all, up to 2 per core)")
     demo.set_defaults(func=cmd_demo)

@@ -147,7 +147,7 @@ def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
 
 
 def _is_hard(prompt: str) -> bool:
-    return prompt.startswith("Q: ") and not prompt[3] == "0"
+    return prompt.startswith("Q: ") and prompt[3] != "0"
 
 
 # --- pre-training, collapse, rescue -----------------------------------------------------------------

@@ -32,7 +32,7 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "hint_share": 0.3,       # share of training rows shown with a prompt-placement partial-answer hint
     "hint_digits": [1, 2, 3],
     "hint_copy_share": 0.5,  # share of hinted rows that only teach copying: see training_rows
-    "tail_share": 0.35,      # share of rows (from tail_start on) that are hard problems trained on their last digits only
+    "tail_share": 0.35,      # share of rows (from tail_start on) that are hard problems trained on their last digits
     "tail_given": [2, 3],    # how many leading answer digits such a row is given, untrained
     "tail_start": 700,       # first step with tail rows: the easy level's carry is learned first
     "level": "easy",
