@@ -124,6 +124,9 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
     hard_pairs = labdata.all_pairs("hard", "train") if hp["tail_share"] else []
     lo, hi = labdata.LEVELS["hard"]
 
+    def random_hard_sum() -> str:  # 4 digits that look like a hard answer and belong to no problem shown
+        return f"{rng.randint(2 * lo, 2 * hi):04d}"
+
     def sample(n: int, step: int):
         prompts, completions, ends, given = [], [], [], []
         for _ in range(n):
@@ -131,7 +134,7 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
                 a, b = hard_pairs[rng.randrange(len(hard_pairs))]
                 prompts.append(labdata.format_prompt(a, b))
                 # The leading two digits are random: the true thousands and hundreds are never shown.
-                completions.append(f" {rng.randint(2 * lo, 2 * hi):04d}"[:3] + labdata.format_answer(a, b)[2:])
+                completions.append(" " + random_hard_sum()[:2] + labdata.format_answer(a, b)[2:])
                 ends.append(True)
                 given.append(1 + rng.choice(hp["tail_given"]))
                 continue
@@ -142,7 +145,7 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
             if hinted:
                 k = rng.choice(hp["hint_digits"])
                 if copy_only:
-                    answer = f"{rng.randint(2 * lo, 2 * hi):04d}"
+                    answer = random_hard_sum()
                 prompt = labdata.hint_prompt(prompt, labdata.partial_answer_hint(answer, k))
             prompts.append(prompt)
             completions.append(" " + (answer[:k] if copy_only else answer))
