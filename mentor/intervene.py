@@ -128,6 +128,10 @@ class InStepHook:
         total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
         return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
 
+    def totals(self, rewards_per_func: torch.Tensor) -> list[float | None]:
+        """`total` as a list for the trace, with None where it is NaN (unscorable)."""
+        return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
+
     def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
         """Groups whose rows all score at or below the threshold (an unscorable row counts as failed)."""
         total = self.total(rewards_per_func)
@@ -151,7 +155,7 @@ class InStepHook:
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
-        totals = [None if r != r else r for r in self.total(rewards).tolist()]  # NaN (unscorable) -> None
+        totals = self.totals(rewards)
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
@@ -191,8 +195,7 @@ class InStepHook:
                         gen, hint_rewards = reattempts[g]
                         self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
                         if not record["recovered"]:  # escalate next round on the new failures
-                            attempts[g] = [(completion_text(c), None if r != r else r) for c, r in
-                                           zip(gen.completions, self.total(hint_rewards).tolist())]
+                            attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
                             targets.append(g)
             if not targets or self.config.mode == "next_attempt":
                 break
@@ -315,7 +318,7 @@ class InStepHook:
                   "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement}
         if reattempt is not None:
             gen, scores = reattempt
-            totals = [None if r != r else r for r in self.total(scores).tolist()]
+            totals = self.totals(scores)
             record["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                    for c, r in zip(gen.completions, totals)]
             record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
