@@ -15,13 +15,10 @@ from mentor.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.types import FailedGroup
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
+from test_graph import ARITHMETIC
 
-# 158 + 267 = 425: a carry into the tens and into the hundreds. The rules backend says missed_carry x2 and
-# wrong_tens x1 (and a partial-answer hint); the canned LLM answers say wrong_hundreds x3 and CANNED_HINT.
-ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
-              "reference": {"answer": "0425", "operands": [158, 267]},
-              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
-                           {"completion": " 0435", "reward": 0.0}]}
+# ARITHMETIC (158 + 267 = 425): the rules backend says missed_carry x2 and wrong_tens x1 (and a partial-answer
+# hint); the canned LLM answers say wrong_hundreds x3 and CANNED_HINT.
 RULES_CLASSES = {"missed_carry": 2, "wrong_tens": 1}
 ALL_LLM = {n: "llm" for n in NODES}
 

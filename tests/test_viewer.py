@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from test_graph import ARITHMETIC
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
@@ -227,10 +228,6 @@ class Chromium:
 
 
 # --- a real tiny GRPO run with traces ---------------------------------------------------------------------
-ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
-              "reference": {"answer": "0425", "operands": [158, 267]},
-              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
-                           {"completion": " 0435", "reward": 0.0}]}
 LEAK = "<b>the answer is {answer}</b>"  # markup in a draft: the page must show it as text
 
 
