@@ -139,7 +139,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         hints = [r["hint"] for r in store if r.get("hint")]
         result["interventions"] = store.count()
         result["hint_tokens_per_intervention"] = (
-            sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints) / max(store.count(), 1))
+            sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints) / max(result["interventions"], 1))
         store.close()
         page, _ = write_html(run_dir, run_dir / "traces.html", config=config)
         result["traces"] = str(page.relative_to(out_dir))

@@ -178,11 +178,6 @@ def script_safe(text: str) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def script_json(value: Any) -> str:
-    """`value` as strict JSON that is safe inside a <script> element (see `script_safe`)."""
-    return script_safe(to_json(value))
-
-
 def build_html(interventions: list[dict[str, Any]] | list[str], steps: list[dict[str, Any]] | None = None,
                graph: dict[str, Any] | None = None, source: str = "", kind: str = "run", live: bool = False,
                poll_s: float = 2.0) -> str:
@@ -333,4 +328,4 @@ def add_traces_command(sub) -> None:
 
 
 __all__ = ["TraceServer", "TraceSource", "add_traces_command", "build_html", "graph_spec", "read_jsonl",
-           "script_json", "script_safe", "to_json", "write_html"]
+           "script_safe", "to_json", "write_html"]

@@ -228,7 +228,8 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
     cache miss. The directory is `<cache_dir>/policy-<cache_key>`; `meta.json` in it records the
     hyper-parameters, training time and easy-level accuracy."""
     committed = COMMITTED_POLICY / "meta.json"
-    if committed.exists() and json.loads(committed.read_text()).get("weights_key") == cache_key(seed, False, **hparams):
+    weights_key = cache_key(seed, False, **hparams)
+    if committed.exists() and json.loads(committed.read_text()).get("weights_key") == weights_key:
         return str(COMMITTED_POLICY)
     key = cache_key(seed, **hparams)
     out = Path(cache_dir) / f"policy-{key}"
@@ -237,7 +238,7 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
     model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, **hparams)
     with torch_threads(num_threads):
         info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
-    info["cache_key"], info["weights_key"] = key, cache_key(seed, False, **hparams)
+    info["cache_key"], info["weights_key"] = key, weights_key
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".policy-{key}-", dir=out.parent))
     try:
