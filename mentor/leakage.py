@@ -662,24 +662,30 @@ def word_list(text: str) -> list[str]:
     return re.findall(r"\w+", text.lower())
 
 
+def split_steps(text: str) -> list[str]:
+    """Steps of a worked solution: its non-empty lines, or its sentences when it is one line."""
+    lines = [ln.strip() for ln in text.strip().split("\n") if ln.strip()]
+    if len(lines) > 1:
+        return lines
+    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip()) if s]
+
+
 @lru_cache(maxsize=512)
-def _solution_index(solution: str, n: int) -> tuple[int, int, dict]:
-    """(number of words, first word of the final step, n-gram -> start positions)."""
-    steps = [s for s in solution.strip().split("\n") if s.strip()]
-    if len(steps) < 2:
-        steps = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", solution.strip()) if s]
+def _solution_index(solution: str, n: int) -> tuple[int, int, dict, list[str]]:
+    """(number of words, first word of the final step, n-gram -> start positions, words of the final step)."""
+    steps = split_steps(solution)
     toks = word_list(solution)
     last_start = len(toks) - len(word_list(steps[-1])) if len(steps) > 1 else len(toks)
     index: dict[tuple, list[int]] = {}
     for i in range(len(toks) - n + 1):
         index.setdefault(tuple(toks[i:i + n]), []).append(i)
-    return len(toks), last_start, index
+    return len(toks), last_start, index, toks[last_start:]
 
 
 def solution_overlap(hint: str, solution: str, min_run: int = DEFAULT_MIN_RUN) -> tuple[float, bool]:
     """(fraction of the solution's words copied in runs of >= `min_run` words, whether a copied run lies in
     the solution's final step)."""
-    total, last_start, index = _solution_index(solution, min_run)
+    total, last_start, index, tail = _solution_index(solution, min_run)
     if not total:
         return 0.0, False
     h, covered = word_list(hint), bytearray(total)
@@ -687,15 +693,9 @@ def solution_overlap(hint: str, solution: str, min_run: int = DEFAULT_MIN_RUN) -
         for p in index.get(gram, ()):
             covered[p:p + min_run] = b"\x01" * min_run
     final = any(covered[last_start:])
-    tail = _solution_words(solution)[last_start:]
     if not final and MIN_FINAL_WORDS <= len(tail) < min_run:  # a short final step, copied whole
         final = f" {' '.join(tail)} " in f" {' '.join(h)} "
     return sum(covered) / total, final
-
-
-@lru_cache(maxsize=512)
-def _solution_words(solution: str) -> list[str]:
-    return word_list(solution)
 
 
 # --------------------------------------------------------------------------------------------------

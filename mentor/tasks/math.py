@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from mentor.leakage import (analyse_answer, at_points, check_leak, close_enough, evaluate, mv_equal, mv_parse,
-                            safe_expression, to_ascii_math, word_list)
+                            safe_expression, split_steps, to_ascii_math, word_list)
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
@@ -154,14 +154,6 @@ def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> lis
 # --------------------------------------------------------------------------------------------------
 # Steps, numbers and arithmetic in a worked attempt.
 # --------------------------------------------------------------------------------------------------
-def split_steps(text: str) -> list[str]:
-    """Steps of a worked solution: its non-empty lines, or its sentences when it is one line."""
-    lines = [ln.strip() for ln in text.strip().split("\n") if ln.strip()]
-    if len(lines) > 1:
-        return lines
-    return [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip()) if s]
-
-
 def numbers_in(text: str) -> set[Fraction]:
     """Numbers written in `text` (not subscripts such as the 1 of x_1)."""
     found = re.findall(r"(?<![\w.^])\d+(?:\.\d+)?(?!\w)", to_ascii_math(text))
