@@ -11,6 +11,7 @@ import time
 import pytest
 
 from mentor.config import NODES, MentorConfig
+from mentor.lab.data import format_answer, format_prompt
 from mentor.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.types import FailedGroup
@@ -39,8 +40,8 @@ def addition(i: int) -> FailedGroup:
     a, b = 100 + (i * 37) % 900, 100 + (i * 91 + 13) % 900
     s = a + b
     return FailedGroup.from_dict({
-        "problem_id": f"add-{i:04d}", "task": "arithmetic", "prompt": f"Q: {a:03d}+{b:03d}=? A:",
-        "reference": {"answer": f"{s:04d}", "operands": [a, b]},
+        "problem_id": f"add-{i:04d}", "task": "arithmetic", "prompt": format_prompt(a, b),
+        "reference": {"answer": format_answer(a, b), "operands": [a, b]},
         "attempts": [{"completion": f" {w:04d}", "reward": 0.0} for w in (s - 10, s - 100)][: 1 + i % 2]})
 
 
