@@ -22,10 +22,11 @@ def main() -> None:
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--out", default="/tmp/lab_strategy")
     args = ap.parse_args()
-    demo.LAB_STRATEGY.update(json.loads(args.strategy))
-    settings = demo.DemoSettings(seeds=[int(s) for s in args.seeds.split(",")], arms=args.arms.split(","))
+    # Through the settings, not by editing LAB_STRATEGY: each run is a fresh process that re-imports mentor.demo.
+    settings = demo.DemoSettings(seeds=[int(s) for s in args.seeds.split(",")], arms=args.arms.split(","),
+                                 strategy={**demo.LAB_STRATEGY, **json.loads(args.strategy)})
     results = demo.run_demo(args.out, settings)
-    print(f"strategy {json.dumps(demo.LAB_STRATEGY)}")
+    print(f"strategy {json.dumps(settings.strategy)}")
     for arm, figures in results["arms"].items():
         print(f"{arm}: held-out accuracy per seed {figures['heldout_acc_after_per_seed']}, "
               f"mean {figures['heldout_acc_after']:.3f}, reliance {figures['hint_reliance']:+.3f}")

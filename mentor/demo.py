@@ -43,6 +43,7 @@ class DemoSettings:
         seeds: one run per seed and arm.
         arms: which arms to run.
         pretrain: overrides of the lab's pre-training hyper-parameters.
+        strategy: mentor config keys saying how both hinted arms splice hints (default: `LAB_STRATEGY`).
         jobs: runs (arm and seed) trained at once, each in its own process on one CPU thread; 0 (the
             default) starts every run at once, up to two per core, so that no core idles while the
             slowest arm finishes.
@@ -59,6 +60,7 @@ class DemoSettings:
     seeds: list[int] = field(default_factory=lambda: [0])
     arms: list[str] = field(default_factory=lambda: list(ARMS))
     pretrain: dict[str, Any] = field(default_factory=dict)
+    strategy: dict[str, Any] = field(default_factory=lambda: dict(LAB_STRATEGY))
     jobs: int = 0
 
     @classmethod
@@ -66,13 +68,13 @@ class DemoSettings:
         return cls(steps=20, heldout_problems=100, eval_every=10, train_problems=500)
 
 
-def arm_config(arm: str) -> dict[str, Any] | None:
-    """The mentor config of an arm (None: no mentor)."""
+def arm_config(arm: str, strategy: dict[str, Any]) -> dict[str, Any] | None:
+    """The mentor config of an arm (None: no mentor), splicing hints by `strategy`."""
     if arm == "grpo":
         return None
     if arm == "static_hints":
-        return {**LAB_STRATEGY, "graph": "graphs/static_hints/graph.py:graph"}
-    return dict(LAB_STRATEGY)
+        return {**strategy, "graph": "graphs/static_hints/graph.py:graph"}
+    return dict(strategy)
 
 
 def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_dir: Path,
@@ -116,7 +118,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
                           processing_class=tokenizer, callbacks=[HeldoutCurve()])
     if steps_queue is not None:
         trainer.remove_callback(PrinterCallback)  # the log dicts TRL prints when its bar is off
-    config = arm_config(arm)
+    config = arm_config(arm, settings.strategy)
     if config is not None:
         Mentor.from_config(config).attach(trainer)
     before = evaluate(model, tokenizer, heldout)

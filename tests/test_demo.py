@@ -39,3 +39,17 @@ def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
     assert results["settings"]["jobs"] == 1 and list(results["arms"]) == ["mentor"]
     run = results["arms"]["mentor"]["runs"][0]
     assert [p["step"] for p in run["curve"]] == [0, 2, 4] and results["arms"]["mentor"]["interventions"] > 0
+
+
+def test_the_settings_strategy_reaches_every_worker_process(tmp_path):
+    from mentor.demo import LAB_STRATEGY, DemoSettings, run_demo
+    from mentor.traces import TraceStore
+
+    strategy = {**LAB_STRATEGY, "hint_placement": "prompt", "strip_hint": False, "train_prefix": False}
+    settings = DemoSettings(steps=3, eval_every=3, heldout_problems=20, train_problems=200, seeds=[0, 1],
+                            arms=["mentor"], jobs=2, strategy=strategy)
+    run_demo(tmp_path, settings)
+    for seed in (0, 1):
+        store = TraceStore(tmp_path / f"mentor-seed{seed}", readonly=True)
+        assert store.count() > 0 and {r["placement"] for r in store} == {"prompt"}
+        store.close()
