@@ -9,7 +9,8 @@ import pytest
 from mentor.data.champ import canonical_answer, load_champ
 from mentor.leakage import check_leak
 from mentor.tasks import get_task
-from mentor.tasks.math import MathTask, arithmetic_slips, extract_answer, math_reward, score_answer
+from mentor.tasks.math import (MathTask, _reference_results, arithmetic_slips, extract_answer, math_reward,
+                               score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -147,6 +148,21 @@ def test_feedback_and_classes(champ, task):
     assert "multiple_answers" in task.feedback("\\boxed{3} or \\boxed{5}", ref)["format_problems"]
     parts = {"answer": "376, 625"}
     assert task.classify(Attempt("\\boxed{376, 624}"), parts) == "partial_answer"
+
+
+def test_reference_results_are_worked_out_once_per_solution(champ, task):
+    """Each reference step's new numbers (above 10 or not whole) depend on the solution only: a group's
+    attempts share one computation."""
+    row = champ[0]
+    key, known = _reference_results(row["solution"])
+    assert key[:4] == (frozenset(),) * 4 and key[4] == {12, 17, 29, 41, 70, 99} and key[5] == {239}
+    assert known == {12, 17, 29, 41, 70, 99, 239}
+    _reference_results.cache_clear()
+    ref = reference(row)
+    fbs = [task.feedback(f"So \\boxed{{{n}}}.", ref) for n in (5, 6, 7)]
+    assert [fb["diverges_at_reference_step"] for fb in fbs] == [5, 5, 5]
+    info = _reference_results.cache_info()
+    assert (info.misses, info.hits) == (1, 2)
 
 
 def test_analyse_is_grounded(champ, task):
