@@ -193,6 +193,26 @@ def test_compose_all_tiers_never_leak_on_champ(champ, task):
     assert real_tier3 >= 225, real_tier3
 
 
+def test_compose_checks_drafts_only_up_to_the_one_it_uses(champ, task, monkeypatch):
+    """The first passing draft is the hint (the second after a leak): later drafts are never checked."""
+    import mentor.tasks.math as math_module
+
+    g, d = group(champ[0]), Diagnosis("wrong_method", first_error_step=5)
+    checked = []
+
+    def counting_check(hint, *args, **kwargs):
+        checked.append(hint)
+        return check_leak(hint, *args, **kwargs)
+
+    monkeypatch.setattr(math_module, "check_leak", counting_check)
+    drafts = task.drafts(g.reference, d, 3)
+    assert len(drafts) > 2
+    assert task.compose(g, d, 3, None) == drafts[0] and checked == drafts[:1]
+    checked.clear()
+    assert task.compose(g, d, 3, "answer_digits: the hint contains the answer") == drafts[1]
+    assert checked == drafts[:2]
+
+
 def test_compose_escalates_and_backs_off(champ, task):
     row = champ[0]
     g = group(row)

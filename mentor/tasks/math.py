@@ -354,13 +354,14 @@ class MathTask(Task):
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         """A hint at `tier` from the reference solution, never containing the answer: each draft is checked
         with `check_leak` and the next safer one is used when it leaks; after a leak `feedback`, the first
-        passing draft is skipped too."""
+        passing draft is skipped too (when another passes). Drafts past the one used are not checked."""
         ref = group.reference
-        drafts = self.drafts(ref, diagnosis, tier)
-        passing = [d for d in drafts if not check_leak(d, ref, self.name, problem=group.prompt).leaked]
-        if feedback and len(passing) > 1:
-            passing = passing[1:]
-        return passing[0] if passing else "Re-read the problem and set up the quantities it asks about before computing."
+        passing = (d for d in self.drafts(ref, diagnosis, tier)
+                   if not check_leak(d, ref, self.name, problem=group.prompt).leaked)
+        hint = next(passing, None)
+        if feedback:
+            hint = next(passing, hint)
+        return hint if hint is not None else "Re-read the problem and set up the quantities it asks about before computing."
 
     def drafts(self, reference: dict[str, Any], diagnosis: Diagnosis, tier: int) -> list[str]:
         """Candidate hints, most helpful first; `compose` keeps the first that does not leak."""
