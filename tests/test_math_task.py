@@ -9,7 +9,8 @@ import pytest
 from mentor.data.champ import canonical_answer, load_champ
 from mentor.leakage import check_leak
 from mentor.tasks import get_task
-from mentor.tasks.math import MathTask, arithmetic_slips, extract_answer, math_reward, score_answer
+from mentor.tasks.math import (MathTask, _reference_results, arithmetic_slips, extract_answer, math_reward,
+                               score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -149,6 +150,21 @@ def test_feedback_and_classes(champ, task):
     assert task.classify(Attempt("\\boxed{376, 624}"), parts) == "partial_answer"
 
 
+def test_reference_results_are_worked_out_once_per_solution(champ, task):
+    """Each reference step's new numbers (above 10 or not whole) depend on the solution only: a group's
+    attempts share one computation."""
+    row = champ[0]
+    key, known = _reference_results(row["solution"])
+    assert key[:4] == (frozenset(),) * 4 and key[4] == {12, 17, 29, 41, 70, 99} and key[5] == {239}
+    assert known == {12, 17, 29, 41, 70, 99, 239}
+    _reference_results.cache_clear()
+    ref = reference(row)
+    fbs = [task.feedback(f"So \\boxed{{{n}}}.", ref) for n in (5, 6, 7)]
+    assert [fb["diverges_at_reference_step"] for fb in fbs] == [5, 5, 5]
+    info = _reference_results.cache_info()
+    assert (info.misses, info.hits) == (1, 2)
+
+
 def test_analyse_is_grounded(champ, task):
     g = group(champ[0], ["Each position has 3 choices, so 3^6 = 729.\n\\boxed{729}",
                          "Each position has 3 choices: 3^6 = 729, minus 1.\n\\boxed{728}",
@@ -175,6 +191,26 @@ def test_compose_all_tiers_never_leak_on_champ(champ, task):
             assert steps[-1] not in hints[3]
     # measured: 241 of 270 (the rest have a first step with the answer, or longer than 40% of the solution)
     assert real_tier3 >= 225, real_tier3
+
+
+def test_compose_checks_drafts_only_up_to_the_one_it_uses(champ, task, monkeypatch):
+    """The first passing draft is the hint (the second after a leak): later drafts are never checked."""
+    import mentor.tasks.math as math_module
+
+    g, d = group(champ[0]), Diagnosis("wrong_method", first_error_step=5)
+    checked = []
+
+    def counting_check(hint, *args, **kwargs):
+        checked.append(hint)
+        return check_leak(hint, *args, **kwargs)
+
+    monkeypatch.setattr(math_module, "check_leak", counting_check)
+    drafts = task.drafts(g.reference, d, 3)
+    assert len(drafts) > 2
+    assert task.compose(g, d, 3, None) == drafts[0] and checked == drafts[:1]
+    checked.clear()
+    assert task.compose(g, d, 3, "answer_digits: the hint contains the answer") == drafts[1]
+    assert checked == drafts[:2]
 
 
 def test_compose_escalates_and_backs_off(champ, task):

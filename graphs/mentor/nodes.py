@@ -128,6 +128,8 @@ async def leakage_checker(state: MentorState, config: RunnableConfig) -> dict[st
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = _group(state)
     ctx = Configuration.from_runnable_config(config)
+    # The gate checks every draft, whoever wrote it: the math composer's own checks only pick its draft, and
+    # an llm composer or the composer's fallback text is not checked before this.
     verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, group.task, problem=group.prompt)
     detectors, reason = list(verdict.detectors), verdict.reason
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}

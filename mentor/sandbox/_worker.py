@@ -300,8 +300,8 @@ def _probe_pidns(own):
 
 def _supervise(req, state):
     """Runs one program and returns the response."""
-    if state["pidns"] != "double":
-        return _run_once(req, state, state["pidns"] == "setns")
+    if state["pidns_mode"] != "double":
+        return _run_once(req, state)
     state["runs"] += 1  # the helper's own count is lost with it
     r, w = os.pipe()
     pid = os.fork()
@@ -310,7 +310,7 @@ def _supervise(req, state):
         try:
             os.close(r)
             _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            resp = _run_once(req, state, _unshare(CLONE_NEWPID))
+            resp = _run_once(req, state, fresh_pidns=_unshare(CLONE_NEWPID))
             _write_all(w, json.dumps(resp).encode())
         except BaseException:
             code = 70
@@ -327,10 +327,13 @@ def _supervise(req, state):
     return json.loads(b"".join(chunks))
 
 
-def _run_once(req, state, pidns):
-    """Runs one program and returns the response. The program process P is the only fork."""
-    if pidns is True and state["pidns"] == "setns":
-        pidns = _unshare(CLONE_NEWPID)
+def _run_once(req, state, fresh_pidns=False):
+    """Runs one program and returns the response. The program process P is the only fork.
+
+    fresh_pidns: whether this process has already unshared a PID namespace that P will be PID 1 of (the
+    "double" mode's helper has; default False). In the "setns" mode it is unshared here instead."""
+    if state["pidns_mode"] == "setns":
+        fresh_pidns = _unshare(CLONE_NEWPID)
     state["runs"] += 1
     run_dir = os.path.join(state["base"], "run-%d" % state["runs"])
     os.mkdir(run_dir, 0o700)
@@ -345,7 +348,7 @@ def _run_once(req, state, pidns):
             _run_program(req, run_dir, out_w, err_w)
         finally:
             os._exit(127)
-    if pidns and state["pidns"] == "setns":  # back to our own namespace (unshare works once per namespace)
+    if fresh_pidns and state["pidns_mode"] == "setns":  # back to our own namespace (unshare works once per namespace)
         if _libc.setns(state["own_pidns"], CLONE_NEWPID) != 0:
             raise OSError(ctypes.get_errno(), "setns back to the worker's PID namespace failed")
     os.close(out_w)
@@ -368,8 +371,8 @@ def _run_once(req, state, pidns):
         if not exited and now >= deadline and killed_by_us is None:
             killed_by_us = "timeout"
             reason = "wall-clock timeout of %gs" % float(req["timeout_s"])
-            _kill_program(pid, pidns)
-        if exited and not pidns and open_fds:
+            _kill_program(pid, fresh_pidns)
+        if exited and not fresh_pidns and open_fds:
             _kill_descendants()  # a detached child may still hold the pipes
         wait_ms = 50 if exited or killed_by_us else max(1, int((deadline - now) * 1000) + 1)
         for fd, _ in poller.poll(wait_ms):
@@ -390,13 +393,13 @@ def _run_once(req, state, pidns):
             if caps[fd].total > hard and killed_by_us is None:
                 killed_by_us = "output"
                 reason = "output limit of %d bytes exceeded" % hard
-                _kill_program(pid, pidns)
+                _kill_program(pid, fresh_pidns)
     for fd in (out_r, err_r, pidfd):
         os.close(fd)
     _, wstatus = os.waitpid(pid, 0)
     if t1 is None:
         t1 = time.monotonic()
-    if not pidns:
+    if not fresh_pidns:
         _kill_descendants()
     if os.WIFEXITED(wstatus):
         exit_code = os.WEXITSTATUS(wstatus)
@@ -422,16 +425,16 @@ def _run_once(req, state, pidns):
         "id": req["id"], "status": status, "exit_code": exit_code, "signal": sig,
         "stdout": caps[out_r].text(), "stderr": caps[err_r].text(),
         "stdout_bytes": caps[out_r].total, "stderr_bytes": caps[err_r].total,
-        "duration_s": round(t1 - t0, 6), "reason": reason, "pidns": pidns,
+        "duration_s": round(t1 - t0, 6), "reason": reason, "fresh_pidns": fresh_pidns,
     }
 
 
-def _kill_program(pid, pidns):
+def _kill_program(pid, fresh_pidns):
     try:
         os.kill(pid, signal.SIGKILL)  # PID 1 of its namespace: the kernel kills all the others
     except OSError:
         pass
-    if not pidns:
+    if not fresh_pidns:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
@@ -461,11 +464,12 @@ def main():
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if CONFIG.get("unshare_net"):  # weak tier as root: at least no network
         _unshare(CLONE_NEWNET | CLONE_NEWIPC)
-    state = {"pidns": "none", "runs": 0, "base": CONFIG.get("base", "/tmp")}
+    # pidns_mode: how each program gets a fresh PID namespace, "setns", "double" or "none" (_probe_pidns)
+    state = {"pidns_mode": "none", "runs": 0, "base": CONFIG.get("base", "/tmp")}
     if CONFIG.get("pidns"):
         state["own_pidns"] = os.open("/proc/self/ns/pid", os.O_RDONLY)
-        state["pidns"] = _probe_pidns(state["own_pidns"])
-    if state["pidns"] == "none":
+        state["pidns_mode"] = _probe_pidns(state["own_pidns"])
+    if state["pidns_mode"] == "none":
         _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     os.makedirs(state["base"], exist_ok=True)
     os.chdir(state["base"])
@@ -473,7 +477,7 @@ def main():
     gc.collect()
     gc.freeze()  # forked programs do not touch (and copy) the worker's objects when they collect
     ready = {"ready": True, "pid": os.getpid(), "uid": os.getuid(), "python": sys.version.split()[0],
-             "pidns": state["pidns"]}
+             "pidns_mode": state["pidns_mode"]}
     _write_all(ctl_out, (json.dumps(ready) + "\n").encode())
     while True:
         line = reader.readline()

@@ -21,6 +21,7 @@ trustworthy as Python's in-process isolation, which is none. docs/sandbox.md dis
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 
 RESULT_TAG = "\x1eMENTOR-RESULT "
 PROGRESS_TAG = "\x1eMENTOR-AT "
@@ -33,17 +34,10 @@ def _rewrite_asserts(tree):
 
     count = [0]
 
-    def loc(node, ref):
-        for n in ast.walk(node):
-            ast.copy_location(n, ref)
-            if hasattr(n, "end_lineno"):
-                n.end_lineno, n.end_col_offset = ref.end_lineno, ref.end_col_offset
-        return node
-
     class Rewrite(ast.NodeTransformer):
         def visit_Assert(self, node):
             if isinstance(node.test, ast.Constant):  # `assert True`: nothing to count
-                return loc(ast.Pass(), node)
+                return ast.copy_location(ast.Pass(), node)
             count[0] += 1
             ln = ast.Constant(node.lineno)
 
@@ -61,35 +55,22 @@ def _rewrite_asserts(tree):
                 after = call("_mentor_record", [ast.Name("_mentor_ok", ast.Load()), ln])
             handler = ast.ExceptHandler(ast.Name("BaseException", ast.Load()), "_mentor_e",
                                         [call("_mentor_record_exc", [ast.Name("_mentor_e", ast.Load()), ln])])
-            at = loc(call("_mentor_at", [ln]), node)
-            for part in body + [after, handler]:
-                for n in ast.walk(part):
-                    if not hasattr(n, "lineno") or getattr(n, "lineno", None) is None:
-                        ast.copy_location(n, node)
-                        if hasattr(n, "end_lineno"):
-                            n.end_lineno, n.end_col_offset = node.end_lineno, node.end_col_offset
-            return [at, ast.copy_location(ast.Try(body, [handler], [after], []), node)]
+            at = call("_mentor_at", [ln])
+            return [ast.copy_location(at, node), ast.copy_location(ast.Try(body, [handler], [after], []), node)]
 
-    return Rewrite().visit(tree), count[0]
+    # the new nodes inside `at` and the Try take the assert's location from them
+    return ast.fix_missing_locations(Rewrite().visit(tree)), count[0]
 
 
-_rewrite_cache: dict[str, tuple[str, int]] = {}
-
-
+@lru_cache(maxsize=4096)
 def rewrite_tests(test: str) -> tuple[str, int]:
     """The tests with counted asserts, as source, and how many asserts they have. Tests are trusted
     dataset text; the rewrite runs once per distinct test in the trainer (cached), so the sandboxed
     program only compiles it. Raises SyntaxError for tests that do not parse."""
     import ast
 
-    hit = _rewrite_cache.get(test)
-    if hit is None:
-        tree, n = _rewrite_asserts(ast.parse(test))
-        hit = (ast.unparse(tree), n)
-        if len(_rewrite_cache) > 4096:
-            _rewrite_cache.clear()
-        _rewrite_cache[test] = hit
-    return hit
+    tree, n = _rewrite_asserts(ast.parse(test))
+    return ast.unparse(tree), n
 
 
 def prompt_params(prompt: str, entry_point: str) -> list[str] | None:

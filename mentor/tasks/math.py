@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from mentor.leakage import (analyse_answer, at_points, check_leak, close_enough, evaluate, mv_equal, mv_parse,
@@ -160,6 +161,20 @@ def numbers_in(text: str) -> set[Fraction]:
     return {Fraction(m) for m in found if len(m) <= 1000}  # Python's int() refuses over 4300 digits
 
 
+@lru_cache(maxsize=512)
+def _reference_results(solution: str) -> tuple[tuple[frozenset[Fraction], ...], frozenset[Fraction]]:
+    """The numbers each step of a worked `solution` introduces (its intermediate results: not seen in an
+    earlier step, and above 10 or not whole), and all of them together. Cached: every attempt of a group
+    is compared with the same solution."""
+    seen: set[Fraction] = set()
+    key = []
+    for step in split_steps(solution):
+        found = numbers_in(step)
+        key.append(frozenset(n for n in found - seen if n > 10 or n.denominator != 1))
+        seen |= found
+    return tuple(key), frozenset().union(*key)
+
+
 _EQ_SPAN = re.compile(r"[\d.+\-*/^() =]+")  # one character class: linear time on any input
 
 
@@ -275,18 +290,12 @@ class MathTask(Task):
                   reached_reference_steps=[], diverges_at_reference_step=None)
         solution = reference.get("solution")
         if isinstance(solution, str) and solution.strip() and not correct:
-            ref_steps = split_steps(solution)
-            seen, key = set(), []
-            for st in ref_steps:  # numbers each reference step introduces (its intermediate results)
-                new = {n for n in numbers_in(st) - seen if n > 10 or n.denominator != 1}
-                seen |= numbers_in(st)
-                key.append(new)
+            key, known = _reference_results(solution)
             mine = numbers_in(text[:MAX_FEEDBACK_CHARS])
             reached = [j + 1 for j, k in enumerate(key) if k and k & mine]
             missed = [j + 1 for j, k in enumerate(key) if k and not k & mine]
             fb["reached_reference_steps"] = reached
             fb["diverges_at_reference_step"] = missed[0] if missed else None
-            known = set().union(*key) if key else set()
             for i, st in enumerate(steps):  # first attempt step whose results the reference never has
                 results = {n for n in numbers_in(st.split("=")[-1]) if n > 10 or n.denominator != 1} if "=" in st else set()
                 if results and not results & known:
@@ -345,13 +354,14 @@ class MathTask(Task):
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         """A hint at `tier` from the reference solution, never containing the answer: each draft is checked
         with `check_leak` and the next safer one is used when it leaks; after a leak `feedback`, the first
-        passing draft is skipped too."""
+        passing draft is skipped too (when another passes). Drafts past the one used are not checked."""
         ref = group.reference
-        drafts = self.drafts(ref, diagnosis, tier)
-        passing = [d for d in drafts if not check_leak(d, ref, self.name, problem=group.prompt).leaked]
-        if feedback and len(passing) > 1:
-            passing = passing[1:]
-        return passing[0] if passing else "Re-read the problem and set up the quantities it asks about before computing."
+        passing = (d for d in self.drafts(ref, diagnosis, tier)
+                   if not check_leak(d, ref, self.name, problem=group.prompt).leaked)
+        hint = next(passing, None)
+        if feedback:
+            hint = next(passing, hint)
+        return hint if hint is not None else "Re-read the problem and set up the quantities it asks about before computing."
 
     def drafts(self, reference: dict[str, Any], diagnosis: Diagnosis, tier: int) -> list[str]:
         """Candidate hints, most helpful first; `compose` keeps the first that does not leak."""
