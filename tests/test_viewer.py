@@ -325,6 +325,11 @@ def test_records_hold_the_node_stream_the_drafts_and_the_reattempt(store):
         for node in r["nodes"]:  # from LangGraph's task stream (mentor/runtime.py)
             assert node["backend"] == "rules" and node["latency_s"] > 0 and node["error"] is None
             assert isinstance(node["input"], dict) and isinstance(node["output"], dict)
+        # The failed group is stored once: the classifier's output keeps only what the record lacks.
+        group = r["nodes"][0]["output"]["group"]
+        assert set(group) == {"reference", "previous_hints", "attempts"} and group["reference"]["answer"]
+        assert len(group["attempts"]) == len(r["attempts"])
+        assert all(set(a) == {"feedback"} and a["feedback"]["correct"] is False for a in group["attempts"])
     # The stubborn problem: two drafts (max_leak_retries=1), both rejected, no hint, no re-attempt.
     assert [n["node"] for n in withheld["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                       "leakage_checker", "hint_composer", "leakage_checker"]
