@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from mentor.jsonl import parse_lines
 from mentor.traces import TraceStore, trace_path
 from mentor.types import InputError
 
@@ -38,26 +39,23 @@ def is_jsonl(path: str | Path) -> bool:
     return path.suffix in (".jsonl", ".ndjson") or (path.is_file() and path.suffix != ".sqlite")
 
 
+def _record(number: int, value: Any) -> dict[str, Any]:
+    """A JSONL line's record, given its 1-based line number as `id` if it lacks one (stable while the file grows)."""
+    if not isinstance(value, dict):
+        raise InputError("not a JSON object")
+    value.setdefault("id", number)
+    return value
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Records of a JSONL file (`mentor diagnose` output or exported traces), each given an `id` if it lacks one.
 
     Ids are 1-based line numbers, so they stay stable while the file grows. Bad lines are reported and skipped.
     """
-    records = []
     with Path(path).open(encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                print(f"{path}:{number}: not JSON ({e.msg}); skipped", file=sys.stderr)
-                continue
-            if not isinstance(record, dict):
-                print(f"{path}:{number}: not a JSON object; skipped", file=sys.stderr)
-                continue
-            record.setdefault("id", number)
-            records.append(record)
+        records, problems = parse_lines(f, path, _record)
+    for problem in problems:
+        print(problem, file=sys.stderr)
     return records
 
 
