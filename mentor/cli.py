@@ -8,23 +8,14 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from mentor.jsonl import parse_lines
 from mentor.types import FailedGroup, InputError, Intervention
 
 
 def read_failures(path: Path) -> tuple[list[FailedGroup], list[str]]:
-    """Failed groups of a JSONL file, and one message per bad line (with its line number)."""
-    groups, problems = [], []
+    """Failed groups of a JSONL file (`path`), and one message per bad line (with its line number)."""
     with path.open() as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                groups.append(FailedGroup.from_dict(json.loads(line)))
-            except json.JSONDecodeError as e:
-                problems.append(f"{path}:{number}: not JSON ({e.msg}); skipped")
-            except InputError as e:
-                problems.append(f"{path}:{number}: {e}; skipped")
-    return groups, problems
+        return parse_lines(f, path, lambda _, row: FailedGroup.from_dict(row))
 
 
 def summarise(interventions: list[Intervention]) -> str:

@@ -117,7 +117,7 @@ class MentorRuntime:
                 output = dict(event.get("result") or {})
                 nodes.append({"node": event["name"], "latency_s": time.perf_counter() - t0,
                               "backend": output.get("backend", {}).get(event["name"], ""),
-                              "input": _node_view(node_input), "output": output,
+                              "input": _node_view(node_input), "output": _node_output(output),
                               "error": event.get("error") and str(event["error"])})
         return to_intervention(group, state, nodes)
 
@@ -125,6 +125,18 @@ class MentorRuntime:
 def _node_view(node_input: Any) -> dict[str, Any]:
     """A node's input, less the group (the trace keeps it once) and the bookkeeping channels."""
     return {k: v for k, v in (node_input or {}).items() if k not in ("group", "backend", "fallbacks")}
+
+
+def _node_output(output: dict[str, Any]) -> dict[str, Any]:
+    """A node's output; a group it writes back (the classifier adds the verifier's feedback) keeps only what a
+    trace record lacks (the record holds problem_id, task, prompt and each attempt's completion and reward)."""
+    group = output.get("group")
+    if not isinstance(group, dict):
+        return output
+    rest = {k: v for k, v in group.items() if k not in ("problem_id", "task", "prompt", "attempts")}
+    attempts = [{k: v for k, v in a.items() if k not in ("completion", "reward")} if isinstance(a, dict) else a
+                for a in group.get("attempts") or []]
+    return {**output, "group": {**rest, "attempts": attempts}}
 
 
 def to_intervention(group: FailedGroup, state: dict[str, Any], nodes: list[dict[str, Any]]) -> Intervention:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 import sys
 import threading
 from datetime import datetime, timezone
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from mentor.jsonl import parse_lines
 from mentor.traces import TraceStore, trace_path
 from mentor.types import InputError
 
@@ -38,27 +40,61 @@ def is_jsonl(path: str | Path) -> bool:
     return path.suffix in (".jsonl", ".ndjson") or (path.is_file() and path.suffix != ".sqlite")
 
 
+def _record(number: int, value: Any) -> dict[str, Any]:
+    """A JSONL line's record, given its 1-based line number as `id` if it lacks one (stable while the file grows)."""
+    if not isinstance(value, dict):
+        raise InputError("not a JSON object")
+    value.setdefault("id", number)
+    return value
+
+
+class JsonlRecords:
+    """The records of a JSONL file that may still be growing, read on from where the last read stopped.
+
+    Each `read` parses only the lines completed since the previous one. The last line, while it has no newline,
+    is parsed on every read and kept once complete. A file that shrank or was replaced is read from the start.
+    Bad lines are reported on stderr once, and skipped.
+
+    Args:
+        path: the JSONL file (`mentor diagnose` output or exported traces).
+        live: another process may be writing the file (`serve`): an unfinished last line that does not parse
+            yet is taken as half written and not reported. Default False: it is reported like any bad line.
+    """
+
+    def __init__(self, path: str | Path, live: bool = False):
+        self.path, self.live = Path(path), live
+        self.records: list[dict[str, Any]] = []
+        self.offset = self.lines = 0  # bytes and lines read and parsed, up to the last newline
+        self.inode: int | None = None
+
+    def read(self) -> list[dict[str, Any]]:
+        """Every record so far, in file order."""
+        with self.path.open("rb") as f:
+            stat = os.fstat(f.fileno())
+            if stat.st_size < self.offset or stat.st_ino != self.inode:  # truncated or replaced
+                self.records, self.offset, self.lines, self.inode = [], 0, 0, stat.st_ino
+            f.seek(self.offset)
+            data = f.read()
+        complete, newline, tail = data.rpartition(b"\n")
+        if newline:  # UTF-8 never holds a newline byte inside a character, so each line decodes whole
+            lines = complete.decode("utf-8", errors="replace").split("\n")
+            self.records += self._parse(lines, report=True)
+            self.offset, self.lines = self.offset + len(complete) + 1, self.lines + len(lines)
+        return self.records + self._parse([tail.decode("utf-8", errors="replace")], report=not self.live)
+
+    def _parse(self, lines: list[str], report: bool) -> list[dict[str, Any]]:
+        records, problems = parse_lines(lines, self.path, _record, first=self.lines + 1)
+        for problem in problems if report else ():
+            print(problem, file=sys.stderr)
+        return records
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Records of a JSONL file (`mentor diagnose` output or exported traces), each given an `id` if it lacks one.
 
     Ids are 1-based line numbers, so they stay stable while the file grows. Bad lines are reported and skipped.
     """
-    records = []
-    with Path(path).open(encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as e:
-                print(f"{path}:{number}: not JSON ({e.msg}); skipped", file=sys.stderr)
-                continue
-            if not isinstance(record, dict):
-                print(f"{path}:{number}: not a JSON object; skipped", file=sys.stderr)
-                continue
-            record.setdefault("id", number)
-            records.append(record)
-    return records
+    return JsonlRecords(path).read()
 
 
 class TraceSource:
@@ -66,13 +102,15 @@ class TraceSource:
 
     Args:
         path: what to read.
-        wait: for a run that has not written its first step yet: read as empty instead of raising.
+        wait: the run may still be writing (`serve`): a run with no step stored yet reads as empty instead of
+            raising, and a JSONL file's unfinished last line is not reported while it does not parse. Default False.
     """
 
     def __init__(self, path: str | Path, wait: bool = False):
         self.path = Path(path)
         self.kind = "jsonl" if is_jsonl(self.path) else "run"
         self.store: TraceStore | None = None
+        self.jsonl = JsonlRecords(self.path, live=wait)  # read on from where the last poll stopped
         self.lock = threading.Lock()
         if self.kind == "jsonl":
             if not self.path.is_file():
@@ -95,10 +133,10 @@ class TraceSource:
 
     def interventions(self, after_id: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
         """Records with an id above `after_id`, oldest first."""
-        if self.kind == "jsonl":
-            records = [r for r in read_jsonl(self.path) if isinstance(r["id"], int) and r["id"] > after_id]
-            return records[:limit] if limit is not None else records
         with self.lock:
+            if self.kind == "jsonl":
+                records = [r for r in self.jsonl.read() if isinstance(r["id"], int) and r["id"] > after_id]
+                return records[:limit] if limit is not None else records
             store = self._store()
             return store.interventions(after_id=after_id, limit=limit) if store else []
 

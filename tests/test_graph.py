@@ -43,6 +43,11 @@ def test_rules_backend_diagnoses_arithmetic_failures():
     assert all(b == "rules" for b in result.backend.values())
     assert [n["node"] for n in result.nodes] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                  "leakage_checker"]
+    # The classifier's traced output keeps the group's feedback, not the prompt and completions again.
+    group = result.nodes[0]["output"]["group"]
+    assert "prompt" not in group and group["reference"] == ARITHMETIC["reference"]
+    assert [a["feedback"]["extracted_answer"] for a in group["attempts"]] == ["0415", "0325", "0435"]
+    assert all("completion" not in a and "reward" not in a for a in group["attempts"])
 
 
 @pytest.mark.parametrize("retries", [0, 2])

@@ -325,6 +325,11 @@ def test_records_hold_the_node_stream_the_drafts_and_the_reattempt(store):
         for node in r["nodes"]:  # from LangGraph's task stream (mentor/runtime.py)
             assert node["backend"] == "rules" and node["latency_s"] > 0 and node["error"] is None
             assert isinstance(node["input"], dict) and isinstance(node["output"], dict)
+        # The failed group is stored once: the classifier's output keeps only what the record lacks.
+        group = r["nodes"][0]["output"]["group"]
+        assert set(group) == {"reference", "previous_hints", "attempts"} and group["reference"]["answer"]
+        assert len(group["attempts"]) == len(r["attempts"])
+        assert all(set(a) == {"feedback"} and a["feedback"]["correct"] is False for a in group["attempts"])
     # The stubborn problem: two drafts (max_leak_retries=1), both rejected, no hint, no re-attempt.
     assert [n["node"] for n in withheld["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                       "leakage_checker", "hint_composer", "leakage_checker"]
@@ -445,6 +450,46 @@ def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
     for bad in ("nothing", "api/interventions?after_id=x"):
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(server.url + bad, timeout=10)
+
+
+def test_a_growing_jsonl_file_is_read_on_from_where_the_last_read_stopped(tmp_path, capsys):
+    from mentor.viewer import TraceSource
+
+    path = tmp_path / "out.jsonl"
+    path.write_text('{"problem_id": "a"}\n\nnot json\n{"problem_id": "b"}\n')
+    source = TraceSource(path, wait=True)  # as `serve` reads it
+
+    def ids(after_id=0):
+        return [(r["id"], r["problem_id"]) for r in source.interventions(after_id)]
+
+    assert ids() == [(1, "a"), (4, "b")]
+    assert capsys.readouterr().err.count("out.jsonl:3: not JSON") == 1
+    with path.open("r+b") as f:  # an edit to a line already read is not parsed again
+        f.seek(len('{"problem_id": "'))
+        f.write(b"z")
+    with path.open("a") as f:  # the writer is in the middle of line 6
+        f.write('{"problem_id": "c"}\n{"problem_id": "d", "hin')
+    assert ids(after_id=4) == [(5, "c")]
+    with path.open("a") as f:
+        f.write('t": "x"}\n{"problem_id": "e"}')  # line 7, whole but with no newline yet
+    assert ids(after_id=5) == [(6, "d"), (7, "e")] and source.interventions(5)[0]["hint"] == "x"
+    assert ids() == [(1, "a"), (4, "b"), (5, "c"), (6, "d"), (7, "e")]
+    assert capsys.readouterr().err == ""  # neither the bad line 3 again, nor the half-written line 6
+    with path.open("a") as f:
+        f.write('\n{"problem_id": "f"}\n')
+    assert ids(after_id=7) == [(8, "f")]
+    path.write_text('{"problem_id": "new"}\n')  # rewritten shorter: read from the start
+    assert ids() == [(1, "new")]
+
+
+def test_a_jsonl_file_read_once_reports_a_broken_last_line(tmp_path, capsys):
+    from mentor.viewer import read_jsonl
+
+    path = tmp_path / "out.jsonl"
+    path.write_text('{"problem_id": "a"}\n[1, 2]\n{"problem_id": "b", "id": "own"}\n{"problem_id": "c", "hin')
+    assert [(r["id"], r["problem_id"]) for r in read_jsonl(path)] == [(1, "a"), ("own", "b")]
+    err = capsys.readouterr().err
+    assert "out.jsonl:2: not a JSON object; skipped" in err and "out.jsonl:4: not JSON" in err
 
 
 # --- the page in headless Chromium ------------------------------------------------------------------------
