@@ -51,8 +51,9 @@ def cmd_diagnose(args) -> int:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as f:
-        for intervention in interventions:
-            f.write(json.dumps(intervention.to_dict()) + "\n")
+        for group, intervention in zip(groups, interventions):  # the problem and its attempts, as training traces
+            attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
+            f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
     print(summarise(interventions))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0

@@ -128,6 +128,8 @@ def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
     for line in lines:
         assert {"error_class", "error_classes", "root_cause", "first_error_step"} <= set(line["diagnosis"])
         assert {"hint", "tier", "withheld", "leak", "latency_s", "backend"} <= set(line)
+        assert line["prompt"] == ARITHMETIC["prompt"]
+        assert [a["completion"] for a in line["attempts"]] == [a["completion"] for a in ARITHMETIC["attempts"]]
 
 
 def test_graph_draw_offline(tmp_path, capsys):

@@ -652,13 +652,12 @@ def test_a_run_without_interventions_yet_loads_cleanly(browser, graph, tmp_path)
 
 
 def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
-    from mentor.runtime import MentorRuntime
-    from mentor.types import FailedGroup
+    from mentor.cli import main
     from mentor.viewer import write_html
 
-    groups = [FailedGroup.from_dict({**ARITHMETIC, "problem_id": f"add-{i}"}) for i in range(3)]
-    out = tmp_path / "out.jsonl"
-    out.write_text("".join(json.dumps(iv.to_dict()) + "\n" for iv in MentorRuntime().run(groups)))
+    failures, out = tmp_path / "failures.jsonl", tmp_path / "out.jsonl"
+    failures.write_text("".join(json.dumps({**ARITHMETIC, "problem_id": f"add-{i}"}) + "\n" for i in range(3)))
+    assert main(["diagnose", str(failures), "-o", str(out)]) == 0
     page, n = write_html(out)
     assert n == 3
     browser.navigate(page.as_uri())
@@ -672,6 +671,8 @@ def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
     assert browser.js("document.getElementById('detail-hint').textContent") == second["hint"]
     assert browser.js("document.querySelector('#detail .diagnosis').textContent").count(
         second["diagnosis"]["root_cause"]) == 1
+    attempts = browser.js("document.querySelector('#detail .attempts').textContent")
+    assert all(a["completion"].strip() in attempts for a in ARITHMETIC["attempts"])
 
 
 def test_serve_refreshes_as_new_traces_land(browser, server, live_store, store):
