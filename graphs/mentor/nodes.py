@@ -42,10 +42,13 @@ def _prompt_variables(state: MentorState, group: FailedGroup) -> dict[str, str]:
 
 async def _run(node: str, state: MentorState, config: RunnableConfig, group: FailedGroup,
                rules: Callable[[], dict], validate: Callable[[dict], dict]) -> dict[str, Any]:
-    """`rules()` or the chat model's validated answer; a failing `llm` falls back to `rules`, counted."""
+    """`rules()` or the chat model's validated answer; a failing `llm` falls back to `rules`, counted.
+
+    `rules` runs off the event loop: a task's rules may be slow (the math composer's leak checks), and other
+    groups' graphs share the loop."""
     ctx = Configuration.from_runnable_config(config)
     if ctx.mentor.nodes[node] == "rules":
-        return {**rules(), "backend": {node: "rules"}}
+        return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
     try:
         out = await ask(node, group.task, _prompt_variables(state, group), validate,
                         chat_model=ctx.chat_model or chat_model_from_config(ctx.mentor.llm),
@@ -53,7 +56,7 @@ async def _run(node: str, state: MentorState, config: RunnableConfig, group: Fai
                         limit=ctx.llm_limit)
         return {**out, "backend": {node: "llm"}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
-        return {**rules(), "backend": {node: "rules (llm fallback)"},
+        return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},
                 "fallbacks": [f"{node}: {type(e).__name__}: {str(e)[:300]}"]}
 
 
