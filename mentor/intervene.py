@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
-from mentor.distributed import gather, gather_columns, rank_and_world, share, split_map
+from mentor.distributed import gather, gather_columns, rank_and_world, split_map
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -247,27 +246,29 @@ class InStepHook:
         equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
         asks for as many rows; then every rank receives every re-attempt.
         """
-        G, t0 = self.trainer.num_generations, time.perf_counter()
-        mine = share(hinted, *rank_and_world())
-        hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
-        gen = Generation(*self.generate_raw(hinted_prompts))
-        hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
-        completions = gen.completions
-        if self.config.hint_placement == "prefix":  # the verifier judges the whole response
-            completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
-                           for i, c in enumerate(completions)]
-            gen.completions = completions
-        pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
-        scores = self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)], completions,
-                                gen.completion_ids)  # every rank's share, gathered
-        if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
-            self.trainer._pending_extra_logs = pending_logs
-        mine = [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
-                for k in range(len(mine))]
-        parts = gather((mine, time.perf_counter() - t0))
-        gens = [gen for part, _ in parts for gen in part]
-        return ({g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)},
-                max(seconds for _, seconds in parts))
+        G = self.trainer.num_generations
+        batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
+
+        def regenerate(mine: list[tuple[int, Intervention]]) -> list[Generation]:
+            hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
+            gen = Generation(*self.generate_raw(hinted_prompts))
+            hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
+            completions = gen.completions
+            if self.config.hint_placement == "prefix":  # the verifier judges the whole response
+                completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
+                               for i, c in enumerate(completions)]
+                gen.completions = completions
+            pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
+            batch_scores.append(self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
+                                               completions, gen.completion_ids))
+            if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
+                self.trainer._pending_extra_logs = pending_logs
+            return [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
+                    for k in range(len(mine))]
+
+        gens, seconds = split_map(regenerate, hinted, pad=True)
+        scores = batch_scores[0]
+        return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
 
     def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
                rewards: torch.Tensor) -> None:

@@ -96,6 +96,8 @@ def test_share_gives_every_rank_as_many_whole_items():
     assert [share(list("abc"), rank, 2) for rank in (0, 1)] == [["a", "b"], ["c", "a"]]
     assert [share(list("ab"), rank, 2) for rank in (0, 1)] == [["a"], ["b"]]
     assert share(list("abc"), 0, 1) == list("abc")
+    assert [share(list("abc"), rank, 2, pad=False) for rank in (0, 1)] == [["a", "b"], ["c"]]
+    assert [share(list("a"), rank, 2, pad=False) for rank in (0, 1)] == [["a"], []]
 
 
 def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
