@@ -23,12 +23,6 @@ def gather(value: Any) -> list:
     return gather_object([value])
 
 
-def gather_columns(*columns: list) -> tuple[list, ...]:
-    """Each rank's per-row columns, concatenated in rank order: the columns of the whole batch."""
-    rows = [row for part in gather(list(zip(*columns))) for row in part]
-    return tuple(list(column) for column in zip(*rows))
-
-
 def share(items: list, rank: int, world: int, pad: bool = True) -> list:
     """Rank `rank`'s contiguous share of `items`: ceil(len(items) / world) of them (fewer on the last ranks).
 

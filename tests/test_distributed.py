@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from mentor.distributed import share
+from mentor.intervene import InStepHook
 from mentor.traces import TraceStore
 
 G, ROWS = 4, 12
@@ -98,6 +100,16 @@ def test_share_gives_every_rank_as_many_whole_items():
     assert share(list("abc"), 0, 1) == list("abc")
     assert [share(list("abc"), rank, 2, pad=False) for rank in (0, 1)] == [["a", "b"], ["c"]]
     assert [share(list("a"), rank, 2, pad=False) for rank in (0, 1)] == [["a"], []]
+
+
+def test_a_step_gathers_only_the_collapsed_groups_and_the_pending_hints_it_used():
+    hook = object.__new__(InStepHook)  # gather_needed reads only the group size and the pending hints
+    hook.trainer, hook.callback = SimpleNamespace(num_generations=2), SimpleNamespace(pending={"p1": "h1", "p9": "h9"})
+    rows = [{"problem_id": pid} for pid in ("p0", "p0", "p1", "p1", "p2", "p2")]
+    prompts, completions = [f"q{i}" for i in range(6)], [f"c{i}" for i in range(6)]
+    needed = hook.gather_needed([2], 0, prompts, rows, completions)
+    assert needed == ({4: "q4", 5: "q5"}, {4: rows[4], 5: rows[5]}, {4: "c4", 5: "c5"})
+    assert hook.callback.pending == {"p9": "h9"}  # p1's hint was used by this batch, p9's still waits
 
 
 def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
