@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from test_integration import G, make_trainer
+
 from mentor.distributed import share
 from mentor.intervene import InStepHook
 from mentor.traces import TraceStore
 
-G, ROWS = 4, 12
+ROWS = 12
 
 SCENARIOS = {
     # Every group collapses: 3 hinted groups over 2 ranks, so one rank re-generates a padding copy.
@@ -49,7 +51,6 @@ class Reward:
 def run(name: str, out_dir: str, per_device: int) -> dict:
     """One scenario's training run; what every rank saw, as JSON."""
     import torch
-    from trl import GRPOConfig, GRPOTrainer
 
     from mentor import Mentor
     from mentor.lab.data import make_dataset
@@ -61,12 +62,9 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
     model.lm_head.weight = torch.nn.Parameter(3 * torch.randn_like(model.lm_head.weight))
     dataset = make_dataset("hard", scenario["problems"], seed=0)
     reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]))
-    args = GRPOConfig(output_dir=out_dir, use_cpu=True, bf16=False, beta=0.0, per_device_train_batch_size=per_device,
-                      num_generations=G, max_completion_length=6, max_steps=scenario["steps"], logging_steps=1,
-                      learning_rate=1e-2, report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
-                      save_strategy="no", shuffle_dataset=False, generation_kwargs={"do_sample": False})
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                          processing_class=tokenizer)
+    trainer = make_trainer(out_dir, reward, max_steps=scenario["steps"], dataset=dataset, policy=(model, tokenizer),
+                           per_device_train_batch_size=per_device, shuffle_dataset=False,
+                           generation_kwargs={"do_sample": False})
     callback = Mentor.from_config(scenario["config"]).attach(trainer)
     batches, inner = [], trainer._generate_and_score_completions
 
