@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from machine import load_average
+
 G = 8
 
 
@@ -97,9 +99,8 @@ def main() -> None:
                 for n in args.rows:
                     for key, values in result[str(n)].items():
                         results[world, n].setdefault(key, []).extend(values)
-    with open("/proc/loadavg") as f:
-        load = f.read().split()[:3]
-    print(f"load average at the end {' '.join(load)}; {os.cpu_count()} CPUs; {args.rounds} rounds x "
+    load = " ".join(f"{x:.2f}" for x in load_average())
+    print(f"load average at the end {load}; {os.cpu_count()} CPUs; {args.rounds} rounds x "
           f"{args.steps // 2} timed steps per arm")
     for n in args.rows:
         ratio = {}

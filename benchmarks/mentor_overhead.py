@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from mentor.config import NODES, MentorConfig  # noqa: E402
 from mentor.runtime import MentorRuntime  # noqa: E402
 from mentor.types import FailedGroup  # noqa: E402
+from machine import cpu_name, load_average  # noqa: E402
 
 
 def arithmetic_groups(n: int, attempts: int = 4) -> list[FailedGroup]:
@@ -56,10 +57,7 @@ def arithmetic_groups(n: int, attempts: int = 4) -> list[FailedGroup]:
 
 
 def machine() -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor()) if os.path.exists("/proc/cpuinfo") else platform.processor()
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{cpu}, {os.cpu_count()} cores, load {load:.1f}, Python {platform.python_version()}"
+    return f"{cpu_name()}, {os.cpu_count()} cores, load {load_average()[0]:.1f}, Python {platform.python_version()}"
 
 
 # --- (a) rules ------------------------------------------------------------------------------------------

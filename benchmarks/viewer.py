@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from mentor.traces import TraceStore  # noqa: E402
 from mentor.viewer import TraceSource, build_html, graph_spec  # noqa: E402
 from test_viewer import Chromium, find_chromium  # noqa: E402
+from machine import cpu_name  # noqa: E402
 
 CLASSES = ["missed_carry", "wrong_tens", "wrong_hundreds", "no_answer", "off_by_one", "format"]
 NODES = ["error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker"]
@@ -127,16 +128,6 @@ def measure(browser: Chromium, url: str) -> dict[str, float]:
     if browser.problems():
         raise RuntimeError(f"the page reported problems: {browser.problems()[:3]}")
     return out
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main(argv=None) -> int:

@@ -23,29 +23,27 @@ def gather(value: Any) -> list:
     return gather_object([value])
 
 
-def gather_columns(*columns: list) -> tuple[list, ...]:
-    """Each rank's per-row columns, concatenated in rank order: the columns of the whole batch."""
-    rows = [row for part in gather(list(zip(*columns))) for row in part]
-    return tuple(list(column) for column in zip(*rows))
+def share(items: list, rank: int, world: int, pad: bool = True) -> list:
+    """Rank `rank`'s contiguous share of `items`: ceil(len(items) / world) of them (fewer on the last ranks).
 
-
-def share(items: list, rank: int, world: int) -> list:
-    """Rank `rank`'s contiguous share of `items`, padded with copies of the first item so all shares are equal."""
+    pad: fill the last shares with copies of the first item, so all shares are equal (default True).
+    """
     size = -(-len(items) // world)
-    padded = items + items[:1] * (size * world - len(items))
-    return padded[rank * size:(rank + 1) * size]
+    if pad:
+        items = items + items[:1] * (size * world - len(items))
+    return items[rank * size:(rank + 1) * size]
 
 
-def split_map(fn: Callable[[list], list], items: list) -> tuple[list, float]:
-    """`fn` over `items` split across ranks (rank k takes items k, k + world, ...), without duplicates.
+def split_map(fn: Callable[[list], list], items: list, pad: bool = False) -> tuple[list, float]:
+    """`fn` over `items` split across ranks in contiguous shares (see `share`); `fn` returns one result per item.
 
+    pad: give every rank as many items, for an `fn` that calls collectives itself; the padding copies' results are
+        dropped (default False: no item runs twice, and a rank may get fewer items, or none).
     Returns every result, in input order, on every rank, and the slowest rank's seconds.
     """
     rank, world = rank_and_world()
     t0 = time.perf_counter()
-    mine = fn(items[rank::world])
+    mine = fn(share(items, rank, world, pad))
     parts = gather((mine, time.perf_counter() - t0))
-    results: list = [None] * len(items)
-    for k, (part, _) in enumerate(parts):
-        results[k::world] = part
-    return results, max(seconds for _, seconds in parts)
+    results = [result for part, _ in parts for result in part]
+    return results[:len(items)], max(seconds for _, seconds in parts)

@@ -37,6 +37,25 @@ def infer_task(columns: list[str] | None) -> str:
     return "math"
 
 
+def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
+    """The task adapter for a training dataset; raises InputError if the dataset lacks a reference column it needs.
+
+    Args:
+        config: the mentor config: its `task` (None: inferred from the columns) and `columns` (our field -> the
+            dataset's column).
+        columns: the dataset's column names; None when unknown (then nothing is checked).
+    """
+    ours = {column: field for field, column in config.columns.items()}
+    task = get_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
+    if columns is not None:
+        absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
+        if absent:
+            raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
+                             f"its references; it has {columns}. Add them, or map yours with the mentor "
+                             f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
+    return task
+
+
 class MentorCallback(TrainerCallback, ExportableState):
     """Owns the mentor's state during training: hint history, pending hints, counters, metrics and traces.
 
@@ -141,18 +160,10 @@ class Mentor:
         columns = getattr(trainer.train_dataset, "column_names", None)
         if columns is not None and ("image" in columns or "images" in columns):
             raise NotImplementedError("the mentor does not support image datasets yet")
-        ours = {column: field for field, column in self.config.columns.items()}
-        task = get_task(self.config.task or infer_task([ours.get(c, c) for c in columns or []]))
-        if columns is not None:
-            needed = [self.config.columns.get(f, f) for f in task.reference_fields]
-            absent = [c for c in needed if c not in columns]
-            if absent:
-                raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
-                                 f"its references; it has {columns}. Add them, or map yours with the mentor "
-                                 f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
-            if self.config.hint_placement == "prefix" and columns and "prompt" in columns:
-                if not isinstance(trainer.train_dataset[0]["prompt"], str):
-                    raise InputError("hint_placement: prefix needs plain-text prompts; this dataset is "
-                                     "conversational. Use hint_placement: prompt")
+        task = dataset_task(self.config, columns)
+        if self.config.hint_placement == "prefix" and columns and "prompt" in columns:
+            if not isinstance(trainer.train_dataset[0]["prompt"], str):
+                raise InputError("hint_placement: prefix needs plain-text prompts; this dataset is "
+                                 "conversational. Use hint_placement: prompt")
         trainer._mentor_attached = True
         return task

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +23,7 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
-from mentor.distributed import gather, gather_columns, rank_and_world, share, split_map
+from mentor.distributed import gather, rank_and_world, split_map
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -142,16 +141,14 @@ class InStepHook:
         """Mentors collapsed groups and splices hinted re-attempts into `out` and `rewards` in place.
 
         `prompts`, `rows` and `out` are this rank's rows of the batch; `rewards` is the whole batch's (TRL gathers
-        it), so every rank finds the same collapsed groups, and the whole batch's rows are gathered when needed.
+        it), so every rank finds the same collapsed groups, and gathers their rows from the ranks that hold them.
         """
         G, step = self.trainer.num_generations, self.trainer.state.global_step
         n_groups, offset = len(rewards) // G, rank_and_world()[0] * len(prompts)
         targets = self.collapsed(rewards)
         completions = out.completions
         if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
-            prompts, rows, completions = gather_columns(prompts, rows, completions)
-            for row in rows:  # a pending hint is used once, by the batch that sampled its problem
-                self.callback.pending.pop(problem_id(row), None)
+            prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
@@ -213,6 +210,25 @@ class InStepHook:
         }
         self.callback.log_step(self.trainer, step, metrics, records)
 
+    def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list
+                      ) -> tuple[dict[int, Any], dict[int, dict], dict[int, Any]]:
+        """What the step needs of every rank's rows, in one collective: the prompts, rows and completions of the
+        `targets` groups, each by its row number in the whole batch, on every rank; and it drops the pending hints
+        the batch used (a pending hint is used once, by the batch that sampled its problem).
+
+        `prompts`, `rows` and `completions` are this rank's rows; `offset` is the row number of its first.
+        """
+        G, pending = self.trainer.num_generations, self.callback.pending
+        wanted = {g * G + j for g in targets for j in range(G)}
+        used = [pid for pid in map(problem_id, rows) if pid in pending]
+        mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
+        parts = gather((used, mine))
+        for part_used, _ in parts:
+            for pid in part_used:
+                pending.pop(pid, None)
+        needed = {i: entry for _, part in parts for i, entry in part.items()}
+        return tuple({i: entry[column] for i, entry in needed.items()} for column in range(3))
+
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
         reference = {}
@@ -238,36 +254,39 @@ class InStepHook:
         prompt[last_user]["content"] = self.task.hinted_prompt(prompt[last_user]["content"], hint)
         return prompt
 
-    def reattempt(self, prompts: list, rows: list[dict], hinted: list[tuple[int, Intervention]]
+    def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]]
                   ) -> tuple[dict, float]:
         """G fresh completions per hinted group through the trainer's own generation path, scored once; and the
-        seconds it took (the slowest rank's).
+        seconds it took (the slowest rank's). `prompts` and `rows` hold at least the hinted groups' rows, by row
+        number in the whole batch.
 
         Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs. Each rank re-generates an
         equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
         asks for as many rows; then every rank receives every re-attempt.
         """
-        G, t0 = self.trainer.num_generations, time.perf_counter()
-        mine = share(hinted, *rank_and_world())
-        hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
-        gen = Generation(*self.generate_raw(hinted_prompts))
-        hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
-        completions = gen.completions
-        if self.config.hint_placement == "prefix":  # the verifier judges the whole response
-            completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
-                           for i, c in enumerate(completions)]
-            gen.completions = completions
-        pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
-        scores = self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)], completions,
-                                gen.completion_ids)  # every rank's share, gathered
-        if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
-            self.trainer._pending_extra_logs = pending_logs
-        mine = [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
-                for k in range(len(mine))]
-        parts = gather((mine, time.perf_counter() - t0))
-        gens = [gen for part, _ in parts for gen in part]
-        return ({g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)},
-                max(seconds for _, seconds in parts))
+        G = self.trainer.num_generations
+        batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
+
+        def regenerate(mine: list[tuple[int, Intervention]]) -> list[Generation]:
+            hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
+            gen = Generation(*self.generate_raw(hinted_prompts))
+            hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
+            completions = gen.completions
+            if self.config.hint_placement == "prefix":  # the verifier judges the whole response
+                completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
+                               for i, c in enumerate(completions)]
+                gen.completions = completions
+            pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
+            batch_scores.append(self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
+                                               completions, gen.completion_ids))
+            if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
+                self.trainer._pending_extra_logs = pending_logs
+            return [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
+                    for k in range(len(mine))]
+
+        gens, seconds = split_map(regenerate, hinted, pad=True)
+        scores = batch_scores[0]
+        return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
 
     def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
                rewards: torch.Tensor) -> None:

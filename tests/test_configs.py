@@ -8,6 +8,7 @@ GRPO step end to end on a tiny model saved in tmp.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import sys
@@ -116,8 +117,7 @@ def call_reward(reward, completions: list, row: dict) -> list[float]:
 def test_config_parses_and_builds_short_of_weights(path, fake_hub):
     from mentor import Mentor
     from mentor.config import MentorConfig
-    from mentor.integration import infer_task
-    from mentor.tasks import get_task
+    from mentor.integration import dataset_task
 
     script_args, training_args, model_args = parse(path)
     rewards, dataset, mentor = train_grpo.build_trainer(script_args, training_args, model_args, load_weights=False)
@@ -146,13 +146,9 @@ def test_config_parses_and_builds_short_of_weights(path, fake_hub):
     config = mentor.config if mentor is not None else MentorConfig()
     if mentor is not None:
         assert isinstance(mentor, Mentor) and isinstance(config, MentorConfig)
-        ours = {column: field for field, column in config.columns.items()}
-        inferred = infer_task([ours.get(c, c) for c in dataset.column_names])
+        dataset_task(config, dataset.column_names)  # raises InputError, as attach does, on a missing column
+        inferred = dataset_task(dataclasses.replace(config, task=None), dataset.column_names).name
         assert config.task in (None, inferred), f"task {config.task!r} but the dataset's columns say {inferred!r}"
-        task = get_task(config.task or inferred)
-        absent = [config.columns.get(f, f) for f in task.reference_fields
-                  if config.columns.get(f, f) not in dataset.column_names]
-        assert not absent, f"task {task.name} needs column(s) {absent}"
         if "llm" in config.nodes.values():
             assert config.llm.provider == "openai" and config.llm.base_url, "llm nodes need a reachable server"
             assert config.llm.timeout_s < config.timeout_s, "one request's timeout must fit in the group's bound"

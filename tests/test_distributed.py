@@ -12,11 +12,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+from test_integration import G, make_trainer
 
 from mentor.distributed import share
+from mentor.intervene import InStepHook
 from mentor.traces import TraceStore
 
-G, ROWS = 4, 12
+ROWS = 12
 
 SCENARIOS = {
     # Every group collapses: 3 hinted groups over 2 ranks, so one rank re-generates a padding copy.
@@ -47,7 +51,6 @@ class Reward:
 def run(name: str, out_dir: str, per_device: int) -> dict:
     """One scenario's training run; what every rank saw, as JSON."""
     import torch
-    from trl import GRPOConfig, GRPOTrainer
 
     from mentor import Mentor
     from mentor.lab.data import make_dataset
@@ -59,12 +62,9 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
     model.lm_head.weight = torch.nn.Parameter(3 * torch.randn_like(model.lm_head.weight))
     dataset = make_dataset("hard", scenario["problems"], seed=0)
     reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]))
-    args = GRPOConfig(output_dir=out_dir, use_cpu=True, bf16=False, beta=0.0, per_device_train_batch_size=per_device,
-                      num_generations=G, max_completion_length=6, max_steps=scenario["steps"], logging_steps=1,
-                      learning_rate=1e-2, report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
-                      save_strategy="no", shuffle_dataset=False, generation_kwargs={"do_sample": False})
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                          processing_class=tokenizer)
+    trainer = make_trainer(out_dir, reward, max_steps=scenario["steps"], dataset=dataset, policy=(model, tokenizer),
+                           per_device_train_batch_size=per_device, shuffle_dataset=False,
+                           generation_kwargs={"do_sample": False})
     callback = Mentor.from_config(scenario["config"]).attach(trainer)
     batches, inner = [], trainer._generate_and_score_completions
 
@@ -96,6 +96,18 @@ def test_share_gives_every_rank_as_many_whole_items():
     assert [share(list("abc"), rank, 2) for rank in (0, 1)] == [["a", "b"], ["c", "a"]]
     assert [share(list("ab"), rank, 2) for rank in (0, 1)] == [["a"], ["b"]]
     assert share(list("abc"), 0, 1) == list("abc")
+    assert [share(list("abc"), rank, 2, pad=False) for rank in (0, 1)] == [["a", "b"], ["c"]]
+    assert [share(list("a"), rank, 2, pad=False) for rank in (0, 1)] == [["a"], []]
+
+
+def test_a_step_gathers_only_the_collapsed_groups_and_the_pending_hints_it_used():
+    hook = object.__new__(InStepHook)  # gather_needed reads only the group size and the pending hints
+    hook.trainer, hook.callback = SimpleNamespace(num_generations=2), SimpleNamespace(pending={"p1": "h1", "p9": "h9"})
+    rows = [{"problem_id": pid} for pid in ("p0", "p0", "p1", "p1", "p2", "p2")]
+    prompts, completions = [f"q{i}" for i in range(6)], [f"c{i}" for i in range(6)]
+    needed = hook.gather_needed([2], 0, prompts, rows, completions)
+    assert needed == ({4: "q4", 5: "q5"}, {4: rows[4], 5: rows[5]}, {4: "c4", 5: "c5"})
+    assert hook.callback.pending == {"p9": "h9"}  # p1's hint was used by this batch, p9's still waits
 
 
 def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):

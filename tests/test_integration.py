@@ -35,12 +35,22 @@ class RecordingReward:
         return [1.0 if hint and i % 2 == 0 else 0.0 for i, hint in enumerate(mentor_hint)]
 
 
-def make_trainer(tmp_path, reward, max_steps=1, dataset=None, **overrides):
-    model, tokenizer = build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
-    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, per_device_train_batch_size=8,
-                      num_generations=G, max_completion_length=6, max_steps=max_steps, logging_steps=1,
-                      learning_rate=1e-2, report_to="none", gradient_checkpointing=False, seed=0,
-                      disable_tqdm=True, **{"save_strategy": "no", **overrides})
+def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, **overrides):
+    """A GRPOTrainer on CPU with a tiny policy, G generations per group and 6-token completions.
+
+    Args:
+        tmp_path: the output directory.
+        reward: the one reward function.
+        max_steps: training steps (default 1).
+        dataset: the training set (default: 16 hard lab problems).
+        policy: a (model, tokenizer) pair (default: a fresh tiny lab policy of seed 0).
+        overrides: GRPOConfig arguments over these defaults (8 rows per device, no checkpoints).
+    """
+    model, tokenizer = policy or build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, num_generations=G,
+                      max_completion_length=6, max_steps=max_steps, logging_steps=1, learning_rate=1e-2,
+                      report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
+                      **{"per_device_train_batch_size": 8, "save_strategy": "no", **overrides})
     dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
     return GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
                        processing_class=tokenizer)
