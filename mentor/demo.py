@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 ARMS = ("grpo", "static_hints", "mentor")
-STATIC_HINT_DIGITS = 3  # the best fixed hint library measured in this lab (docs/lab.md: 3 digits beat 2)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
 # keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
@@ -44,6 +43,8 @@ class DemoSettings:
         arms: which arms to run.
         pretrain: overrides of the lab's pre-training hyper-parameters.
         strategy: mentor config keys saying how both hinted arms splice hints (default: `LAB_STRATEGY`).
+        static_hint_digits: leading answer digits of the `static_hints` library's hint (1 to 3; default 3, the
+            best library measured, docs/lab.md); hint reliance is measured with a hint of this many digits.
         jobs: runs (arm and seed) trained at once, each in its own process on one CPU thread; 0 (the
             default) starts every run at once, up to two per core, so that no core idles while the
             slowest arm finishes.
@@ -61,7 +62,15 @@ class DemoSettings:
     arms: list[str] = field(default_factory=lambda: list(ARMS))
     pretrain: dict[str, Any] = field(default_factory=dict)
     strategy: dict[str, Any] = field(default_factory=lambda: dict(LAB_STRATEGY))
+    static_hint_digits: int = 3
     jobs: int = 0
+
+    def __post_init__(self):
+        if not 1 <= self.static_hint_digits <= 3:
+            from mentor.types import InputError
+
+            raise InputError(f"static_hint_digits must be 1, 2 or 3 (4 would be the whole answer), "
+                             f"got {self.static_hint_digits}")
 
     @classmethod
     def quick(cls) -> DemoSettings:
@@ -96,7 +105,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
     dataset = labdata.make_dataset("hard", settings.train_problems, seed=seed, split="train")
     if arm == "static_hints":  # the pre-defined hint library, one fixed hint per problem
-        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], STATIC_HINT_DIGITS)})
+        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], settings.static_hint_digits)})
     curve: list[dict[str, float]] = []
 
     class HeldoutCurve(TrainerCallback):
@@ -127,7 +136,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     trainer.train()
     train_s = time.perf_counter() - t0
     after = curve[-1]["heldout_acc"]
-    hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(STATIC_HINT_DIGITS), placement="prefix")
+    hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(settings.static_hint_digits),
+                      placement="prefix")
     logs = [log for log in trainer.state.log_history if "reward" in log]
     result = {
         "heldout_acc_before": before, "heldout_acc_after": after, "curve": curve, "train_s": train_s,
@@ -247,20 +257,22 @@ def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, A
 
 
 def cmd_demo(args) -> int:
+    from dataclasses import replace
+
     settings = DemoSettings.quick() if args.quick else DemoSettings()
-    for name in ("steps", "eval_every", "heldout_problems", "jobs"):
-        if getattr(args, name) is not None:
-            setattr(settings, name, getattr(args, name))
+    overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
+                                                          "static_hint_digits", "jobs")
+                 if getattr(args, name) is not None}
     if args.seeds:
-        settings.seeds = [int(s) for s in args.seeds.split(",")]
+        overrides["seeds"] = [int(s) for s in args.seeds.split(",")]
     if args.arms:
         unknown = set(args.arms.split(",")) - set(ARMS)
         if unknown:
             from mentor.types import InputError
 
             raise InputError(f"--arms: unknown arm(s) {sorted(unknown)}; the arms are {list(ARMS)}")
-        settings.arms = args.arms.split(",")
-    run_demo(args.out, settings)
+        overrides["arms"] = args.arms.split(",")
+    run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
     return 0
 
 
@@ -274,6 +286,8 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
+    demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
+                      help="answer digits of the static_hints library's hint, 1 to 3 (default: 3)")
     demo.add_argument("--jobs", type=int,
                       help="runs trained at once, one process each (default: all, up to 2 per core)")
     demo.set_defaults(func=cmd_demo)

@@ -6,7 +6,6 @@ import html
 from pathlib import Path
 from typing import Any
 
-from mentor.demo import STATIC_HINT_DIGITS
 
 COLOURS = {"grpo": "#888888", "static_hints": "#1f77b4", "mentor": "#d62728"}
 
@@ -64,7 +63,7 @@ figcaption{{font-size:90%}}</style></head><body>
 <h1>MENTOR demo: zero-reward collapse and recovery</h1>
 <p>{results['steps']} GRPO steps per arm from the same pre-trained policy; seeds {results['settings']['seeds']};
 held-out accuracy on {results['settings']['heldout_problems']} hard problems never trained on, greedy, without hints.
-Hint reliance is accuracy with the first {STATIC_HINT_DIGITS} answer digits given minus accuracy without.</p>
+Hint reliance is accuracy with the first {results['settings']['static_hint_digits']} answer digits given minus accuracy without.</p>
 <table id="results"><tr><th>arm</th><th>before</th><th>after (mean)</th><th>after per seed</th><th>spread</th>
 <th>hint reliance</th><th>hint tokens / intervention</th><th>interventions</th><th>traces</th></tr>
 {''.join(rows)}</table>

@@ -53,3 +53,20 @@ def test_the_settings_strategy_reaches_every_worker_process(tmp_path):
         store = TraceStore(tmp_path / f"mentor-seed{seed}", readonly=True)
         assert store.count() > 0 and {r["placement"] for r in store} == {"prompt"}
         store.close()
+
+
+def test_the_static_library_hint_length_is_a_setting(tmp_path, capsys):
+    from mentor.traces import TraceStore
+
+    assert main(["demo", "--quick", "--arms", "static_hints", "--static-hint-digits", "2", "--steps", "3",
+                 "--eval-every", "3", "--heldout-problems", "20", "--jobs", "1", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "results.json").read_text())["settings"]["static_hint_digits"] == 2
+    store = TraceStore(tmp_path / "static_hints-seed0", readonly=True)
+    hints = [r["hint"] for r in store if r.get("hint")]
+    store.close()
+    assert hints and {len(h) for h in hints} == {2}
+    assert "first 2 answer digits" in (tmp_path / "report.html").read_text()
+    # The whole answer is no hint: refused before anything runs.
+    assert main(["demo", "--static-hint-digits", "4", "--out", str(tmp_path / "x")]) == 2
+    assert "static_hint_digits must be 1, 2 or 3" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
