@@ -3,9 +3,7 @@ feedback, the four nodes' rules, the leakage checker and the LLM prompt files.""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 
 import pytest
 

@@ -27,7 +27,6 @@ import argparse
 import gc
 import importlib.util
 import json
-import os
 import statistics
 import subprocess
 import sys

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from mentor.lab import data as labdata
 
