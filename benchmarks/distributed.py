@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from machine import load_average
+from machine import cpu_name, load_average
 
 G = 8
 
@@ -100,7 +100,7 @@ def main() -> None:
                     for key, values in result[str(n)].items():
                         results[world, n].setdefault(key, []).extend(values)
     load = " ".join(f"{x:.2f}" for x in load_average())
-    print(f"load average at the end {load}; {os.cpu_count()} CPUs; {args.rounds} rounds x "
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs; load average at the end {load}; {args.rounds} rounds x "
           f"{args.steps // 2} timed steps per arm")
     for n in args.rows:
         ratio = {}

