@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mentor.types import InputError
+
 ARMS = ("grpo", "static_hints", "mentor")
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
@@ -66,11 +68,21 @@ class DemoSettings:
     jobs: int = 0
 
     def __post_init__(self):
+        at_least = {"steps": 1, "prompts_per_step": 1, "num_generations": 2, "train_problems": 1,
+                    "heldout_problems": 1, "eval_every": 1, "jobs": 0}
+        for name, low in at_least.items():
+            if getattr(self, name) < low:
+                raise InputError(f"{name} must be at least {low}, got {getattr(self, name)}")
+        if not self.learning_rate > 0:
+            raise InputError(f"learning_rate must be above 0, got {self.learning_rate}")
         if not 1 <= self.static_hint_digits <= 3:
-            from mentor.types import InputError
-
             raise InputError(f"static_hint_digits must be 1, 2 or 3 (4 would be the whole answer), "
                              f"got {self.static_hint_digits}")
+        if not self.seeds:
+            raise InputError("seeds: give at least one seed")
+        unknown = set(self.arms) - set(ARMS)
+        if unknown or not self.arms:
+            raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the arms are {list(ARMS)}")
 
     @classmethod
     def quick(cls) -> DemoSettings:
@@ -264,13 +276,11 @@ def cmd_demo(args) -> int:
                                                           "static_hint_digits", "jobs")
                  if getattr(args, name) is not None}
     if args.seeds:
-        overrides["seeds"] = [int(s) for s in args.seeds.split(",")]
+        try:
+            overrides["seeds"] = [int(s) for s in args.seeds.split(",")]
+        except ValueError:
+            raise InputError(f"--seeds: give comma-separated integers such as 0,1,2, got {args.seeds!r}") from None
     if args.arms:
-        unknown = set(args.arms.split(",")) - set(ARMS)
-        if unknown:
-            from mentor.types import InputError
-
-            raise InputError(f"--arms: unknown arm(s) {sorted(unknown)}; the arms are {list(ARMS)}")
         overrides["arms"] = args.arms.split(",")
     run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
     return 0

@@ -5,6 +5,7 @@ import re
 
 from mentor.cli import main
 from mentor.demo import ARMS
+from mentor.types import InputError
 
 
 def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
@@ -70,3 +71,20 @@ def test_the_static_library_hint_length_is_a_setting(tmp_path, capsys):
     assert main(["demo", "--static-hint-digits", "4", "--out", str(tmp_path / "x")]) == 2
     assert "static_hint_digits must be 1, 2 or 3" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_bad_demo_settings_are_refused_before_anything_runs(tmp_path, capsys):
+    import pytest
+
+    from mentor.demo import DemoSettings
+
+    bad = {"--seeds": ("a,1", "--seeds: give comma-separated integers"), "--steps": ("0", "steps must be at least 1"),
+           "--jobs": ("-1", "jobs must be at least 0"), "--eval-every": ("0", "eval_every must be at least 1"),
+           "--heldout-problems": ("0", "heldout_problems must be at least 1"),
+           "--arms": ("grpo,mentr", "arms: unknown arm(s) ['mentr']")}
+    for flag, (value, message) in bad.items():
+        assert main(["demo", flag, value, "--out", str(tmp_path / "out")]) == 2, flag
+        assert message in capsys.readouterr().err, flag
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(InputError, match="learning_rate must be above 0"):
+        DemoSettings(learning_rate=0.0)
