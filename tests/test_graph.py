@@ -125,6 +125,8 @@ def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
     assert "groups: 2" in captured.out and "missed_carry" in captured.out
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["problem_id"] for line in lines] == ["add-0042", "add-0043"]
+    assert main(["diagnose", str(tmp_path / "missing.jsonl"), "-o", str(out)]) == 2
+    assert "no such file" in capsys.readouterr().err
     for line in lines:
         assert {"error_class", "error_classes", "root_cause", "first_error_step"} <= set(line["diagnosis"])
         assert {"hint", "tier", "withheld", "leak", "latency_s", "backend"} <= set(line)

@@ -44,6 +44,8 @@ def main(argv=None) -> None:
     ap.add_argument("--commit", action="store_true",
                     help="pre-train in the cache (ignoring the committed policy) and copy it to mentor/lab/policy")
     args = ap.parse_args(argv)
+    if args.threads < 1 or args.n < 1:
+        ap.error("--threads and --n must be at least 1")
     t0 = time.time()
     if args.commit:
         shutil.rmtree(COMMITTED_POLICY, ignore_errors=True)
