@@ -108,7 +108,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
 
     from mentor import Mentor
     from mentor.lab import data as labdata
-    from mentor.lab.pretrain import evaluate, first_digits, load_policy
+    from mentor.lab.pretrain import completions, evaluate, first_digits, load_policy
     from mentor.tasks.arithmetic import arithmetic_reward
     from mentor.traces import TraceStore
     from mentor.viewer import write_html
@@ -151,9 +151,12 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(settings.static_hint_digits),
                       placement="prefix")
     logs = [log for log in trainer.state.log_history if "reward" in log]
+    wrong = [{"problem_id": row["problem_id"], "answer": row["answer"], "got": labdata.extract_answer(out[0])}
+             for out, row in zip(completions(model, tokenizer, heldout), heldout)
+             if not labdata.reward(out[0], row["answer"])]
     result = {
         "heldout_acc_before": before, "heldout_acc_after": after, "curve": curve, "train_s": train_s,
-        "hint_reliance": hinted - after,
+        "heldout_wrong": wrong, "hint_reliance": hinted - after,
         "reward": [log["reward"] for log in logs],
         "collapse_rate_before": [log.get("mentor/collapse_rate_before", log["frac_reward_zero_std"]) for log in logs],
         "collapse_rate_after": [log.get("mentor/collapse_rate_after", log["frac_reward_zero_std"]) for log in logs],

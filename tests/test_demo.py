@@ -17,6 +17,7 @@ def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
         run = figures["runs"][0]
         assert [p["step"] for p in run["curve"]] == [0, 10, 20]
         assert len(run["reward"]) == len(run["collapse_rate_before"]) == 20
+        assert len(run["heldout_wrong"]) == round(100 * (1 - figures["heldout_acc_after"]))  # 100 held-out problems
     grpo, mentor = results["arms"]["grpo"], results["arms"]["mentor"]
     # The collapse, shown: plain GRPO almost never earns a reward on the hard level, so it learns nothing.
     collapse = grpo["runs"][0]["collapse_rate_before"]
