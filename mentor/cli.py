@@ -15,7 +15,8 @@ from mentor.types import FailedGroup, InputError, Intervention
 def read_failures(path: Path) -> tuple[list[FailedGroup], list[str]]:
     """Failed groups of a JSONL file (`path`), and one message per bad line (with its line number)."""
     if not path.is_file():
-        raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, task, prompt, reference, attempts)")
+        raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, "
+                         "task, prompt, reference, attempts)")
     with path.open() as f:
         return parse_lines(f, path, lambda _, row: FailedGroup.from_dict(row))
 

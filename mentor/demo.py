@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +117,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
     dataset = labdata.make_dataset("hard", settings.train_problems, seed=seed, split="train")
     if arm == "static_hints":  # the pre-defined hint library, one fixed hint per problem
-        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], settings.static_hint_digits)})
+        digits = settings.static_hint_digits
+        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], digits)})
     curve: list[dict[str, float]] = []
 
     class HeldoutCurve(TrainerCallback):
@@ -272,8 +273,6 @@ def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, A
 
 
 def cmd_demo(args) -> int:
-    from dataclasses import replace
-
     settings = DemoSettings.quick() if args.quick else DemoSettings()
     overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
                                                           "static_hint_digits", "jobs")
