@@ -22,7 +22,7 @@ def first_wrong(error: dict) -> str:
     """`column` or `column (carry in)` of the first wrong answer digit; `no answer` when none was given."""
     if error["got"] is None:
         return "no answer"
-    a, b = (int(x) for x in error["problem_id"].split("-")[1:])
+    a, b = error["operands"]
     i = next(i for i, (g, t) in enumerate(zip(error["got"], error["answer"])) if g != t)
     return COLUMNS[i] + (" (carry in)" if carries_into(a, b)[i] else "")
 

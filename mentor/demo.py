@@ -120,11 +120,20 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         digits = settings.static_hint_digits
         dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], digits)})
     curve: list[dict[str, float]] = []
+    wrong: list[dict[str, Any]] = []  # the held-out problems wrong at the latest evaluation
+
+    def heldout_pass(policy) -> float:
+        """Greedy, unhinted held-out accuracy; also keeps the problems still wrong in `wrong`."""
+        outs = completions(policy, tokenizer, heldout)
+        wrong[:] = [{"problem_id": row["problem_id"], "operands": row["operands"], "answer": row["answer"],
+                     "got": labdata.extract_answer(out[0])}
+                    for out, row in zip(outs, heldout) if not labdata.reward(out[0], row["answer"])]
+        return (len(heldout) - len(wrong)) / len(heldout)
 
     class HeldoutCurve(TrainerCallback):
         def on_step_end(self, args, state, control, model=None, **kwargs):
             if state.global_step % settings.eval_every == 0 or state.global_step == state.max_steps:
-                curve.append({"step": state.global_step, "heldout_acc": evaluate(model, tokenizer, heldout)})
+                curve.append({"step": state.global_step, "heldout_acc": heldout_pass(model)})
             if steps_queue is not None:
                 steps_queue.put((arm, seed))
 
@@ -143,7 +152,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     config = arm_config(arm, settings.strategy)
     if config is not None:
         Mentor.from_config(config).attach(trainer)
-    before = evaluate(model, tokenizer, heldout)
+    before = heldout_pass(model)
     curve.append({"step": 0, "heldout_acc": before})
     t0 = time.perf_counter()
     trainer.train()
@@ -152,9 +161,6 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(settings.static_hint_digits),
                       placement="prefix")
     logs = [log for log in trainer.state.log_history if "reward" in log]
-    wrong = [{"problem_id": row["problem_id"], "answer": row["answer"], "got": labdata.extract_answer(out[0])}
-             for out, row in zip(completions(model, tokenizer, heldout), heldout)
-             if not labdata.reward(out[0], row["answer"])]
     result = {
         "heldout_acc_before": before, "heldout_acc_after": after, "curve": curve, "train_s": train_s,
         "heldout_wrong": wrong, "hint_reliance": hinted - after,
@@ -167,7 +173,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         hints = [r["hint"] for r in store if r.get("hint")]
         result["interventions"] = store.count()
         result["hint_tokens_per_intervention"] = (
-            sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints) / max(result["interventions"], 1))
+            sum(len(tokenizer(h, add_special_tokens=False)["input_ids"]) for h in hints)
+            / max(result["interventions"], 1))
         store.close()
         page, _ = write_html(run_dir, run_dir / "traces.html", config=config)
         result["traces"] = str(page.relative_to(out_dir))
