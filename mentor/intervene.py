@@ -307,7 +307,9 @@ class InStepHook:
                 continue  # a row another rank holds
             prompt_ids, completion_ids = gen.prompt_ids[j], gen.completion_ids[j]
             logprobs = gen.logprobs[j] if gen.logprobs is not None else None
-            if self.config.strip_hint:  # off-policy: the loss sees the original prompt
+            # A failed continuation must not push down a true partial solution: under `train_prefix` only the
+            # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
+            if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
                 prefix_ids = self.prefix_ids(out.prompt_ids[i], prompt_ids, hint) if self.config.train_prefix else []
                 prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
                 # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.

@@ -158,9 +158,12 @@ def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path):
     completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
     prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
     hints = {row["prompt"]: row["hint"] for row in TraceStore(tmp_path, readonly=True)}
-    prefixed = [c for p, c in zip(prompts, completions) if p.strip() in hints and c.startswith(" " + hints[p.strip()])]
-    assert len(prefixed) == 2 * G  # every hinted row starts with its partial answer, as trained completion tokens
-    assert all(p.strip().endswith("A:") and "Hint" not in p for p in prompts)  # the prompt is the original one
+    assert len(hints) == 2 and all("Hint" not in p for p in prompts)
+    # The reward pays every other re-attempt: each success trains its partial answer as completion tokens after the
+    # original prompt; each failure stays as generated, so its loss never pushes the true partial answer down.
+    successes = [c for p, c in zip(prompts, completions) if p.strip() in hints and c.startswith(" " + hints[p.strip()])]
+    failures = [p for p in prompts if p.strip() in {f"{q} {h}" for q, h in hints.items()}]
+    assert len(successes) == len(failures) == G
     # The verifier judged the whole response, prefix included.
     assert all(c.startswith(" ") for c in reward.calls[1]["completions"])
 
