@@ -101,7 +101,8 @@ def arm_config(arm: str, strategy: dict[str, Any]) -> dict[str, Any] | None:
 def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_dir: Path,
             steps_queue=None) -> dict[str, Any]:
     """Trains one arm from the pre-trained policy; returns its figures. With `steps_queue` (a worker process),
-    TRL's progress bar is off and each finished step is reported as `(arm, seed)` on the queue instead."""
+    TRL's progress bar is off and the queue gets `(arm, seed, None)` for each finished step and
+    `(arm, seed, accuracy)` for each held-out evaluation instead."""
     import torch
     from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -124,7 +125,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
 
     def heldout_pass(policy) -> float:
         """Greedy, unhinted held-out accuracy; also keeps the problems still wrong in `wrong`."""
-        outs = completions(policy, tokenizer, heldout)
+        outs = completions(policy, tokenizer, heldout, progress=steps_queue is None)
         wrong[:] = [{"problem_id": row["problem_id"], "operands": row["operands"], "answer": row["answer"],
                      "got": labdata.extract_answer(out[0])}
                     for out, row in zip(outs, heldout) if not labdata.reward(out[0], row["answer"])]
@@ -134,8 +135,10 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         def on_step_end(self, args, state, control, model=None, **kwargs):
             if state.global_step % settings.eval_every == 0 or state.global_step == state.max_steps:
                 curve.append({"step": state.global_step, "heldout_acc": heldout_pass(model)})
+                if steps_queue is not None:
+                    steps_queue.put((arm, seed, curve[-1]["heldout_acc"]))
             if steps_queue is not None:
-                steps_queue.put((arm, seed))
+                steps_queue.put((arm, seed, None))
 
     run_dir = out_dir / f"{arm}-seed{seed}"
     args = GRPOConfig(
@@ -251,7 +254,7 @@ def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue) -> dic
 
 
 def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, Any]]:
-    """Each run in its own process; one progress bar per run, fed by the workers' step reports."""
+    """Each run in its own process; one progress bar per run, fed by the workers' step and evaluation reports."""
     import multiprocessing
 
     from tqdm.auto import tqdm
@@ -263,8 +266,12 @@ def _run_parallel(runs, jobs, policy_dir, settings, out_dir) -> list[dict[str, A
                 for i, run in enumerate(runs)}
 
         def show_progress():
-            while (run := steps_queue.get()) is not None:
-                bars[run].update()
+            while (report := steps_queue.get()) is not None:
+                arm, seed, accuracy = report
+                if accuracy is None:
+                    bars[arm, seed].update()
+                else:
+                    bars[arm, seed].set_postfix_str(f"held-out {accuracy:.3f}", refresh=False)
 
         reader = threading.Thread(target=show_progress, daemon=True)
         reader.start()

@@ -320,7 +320,7 @@ def completions(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: H
     model.eval()
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        for s in tqdm(range(0, len(texts), per), desc="evaluating", disable=not progress):
+        for s in tqdm(range(0, len(texts), per), desc="evaluating", disable=not progress, leave=False):
             chunk = texts[s:s + per]
             max_new = 6 - max(len(g) for g in given[s:s + per])
             dec = _generate(model, tokenizer, chunk, num_samples, temperature, max_new)
