@@ -173,6 +173,17 @@ def test_cheats_earn_nothing(task, he, pool, name):
     assert partial.score(completion, p) < 0.5  # no cheat gets more than the honest `return False` (3/7)
 
 
+def test_shadowing_a_builtin_the_tests_use_earns_nothing(task, he):
+    p = he["HumanEval/4"]  # every assert is `abs(candidate(...) - x) < 1e-6`
+    cheat = "abs = lambda x: 0\ndef mean_absolute_deviation(numbers):\n    return 123\n"
+    assert task.score("```python\n" + cheat + "```", p) == 0.0
+    # A solution may still use its own helper of a builtin's name.
+    own = "def abs(x):\n    return x if x > 0 else -x\n" + p["prompt"].split("def mean_absolute_deviation")[0] + \
+        "def mean_absolute_deviation(numbers):\n    m = sum(numbers) / len(numbers)\n" \
+        "    return sum(abs(x - m) for x in numbers) / len(numbers)\n"
+    assert task.score("```python\n" + own + "```", p) == 1.0
+
+
 def test_honest_solution_still_passes_after_cheat_checks(task, he):
     p = he["HumanEval/0"]
     assert task.score("```python\n" + p["prompt"] + p["canonical_solution"] + "```", p) == 1.0

@@ -302,7 +302,9 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
 
     # 3. the tests -----------------------------------------------------------------------------------
     res["stage"] = "test"
-    tns = {k: v for k, v in ns.items() if not k.startswith("__")}
+    # The solution's names, less any that shadow a builtin: a global `abs = ...` would otherwise win over the
+    # snapshot for the tests too (the solution's own functions still see it, through their own globals).
+    tns = {k: v for k, v in ns.items() if not k.startswith("__") and k not in _builtins_snapshot}
     tns.update({"__name__": "__mentor_tests__", "__builtins__": _dict(_builtins_snapshot), "candidate": candidate,
                 ENTRY: candidate, "_mentor_record": record, "_mentor_record_eq": record_eq,
                 "_mentor_record_exc": record_exc, "_mentor_at": at})
