@@ -34,7 +34,15 @@ def load_graph(spec: str, config: MentorConfig | None = None):
         root = root.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    module = importlib.import_module(".".join(parts))
+    module_name = ".".join(parts)
+    loaded = sys.modules.get(module_name)
+    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() != path.resolve():
+        # Importing would silently hand back the other file's module (Python caches modules by name).
+        raise InputError(f"graph '{spec}': this file imports as module '{module_name}', which this process "
+                         f"already loaded from {loaded.__file__}. Put the edited copy under a folder of its own "
+                         f"name (e.g. my_graphs/mentor/graph.py, its imports renamed to match), or load only "
+                         f"one of the two in a process")
+    module = importlib.import_module(module_name)
     if not hasattr(module, name):
         raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
     obj = getattr(module, name)

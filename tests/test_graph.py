@@ -101,6 +101,11 @@ def test_graph_loads_from_an_edited_copy(tmp_path):
     assert load_graph(f"{graph_file}:build_graph").name == "edited"
     with pytest.raises(InputError, match="no variable 'nope'"):
         load_graph(f"{graph_file}:nope")
+    # A copy that keeps the name `graphs` would import as the shipped module, already loaded: refused, not swapped.
+    load_graph("graphs/mentor/graph.py:graph")
+    shutil.copytree("graphs", tmp_path / "same_name" / "graphs")
+    with pytest.raises(InputError, match="already loaded from .*my_graphs"):
+        load_graph(f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph")
 
 
 def test_config_errors_name_the_field():
