@@ -60,7 +60,9 @@ class MentorConfig:
         max_leak_retries: drafts the leakage checker may send back to the composer before the hint is
             withheld. Default 2.
         max_concurrency: failed groups run through the graph at once. Default 16.
-        timeout_s: wall-clock bound on one group's run through the graph; past it the group gets no hint.
+        timeout_s: wall-clock bound on each group's run through the graph, counted from the start of the run
+            (one per step and round) so that waiting for a `max_concurrency` slot counts too; a group not done by
+            then gets no hint. So the mentor holds a step for at most this long per round. Default 60.
         collapse_threshold: a group whose rewards are all at or below this is collapsed. Default 0.
         strategy: `replace_group` (the group becomes G hinted attempts; default), `replace_k` (k failed rows
             replaced by hinted successes), or `mixed` (a share `mixed_share` of the group hinted).

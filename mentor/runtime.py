@@ -70,7 +70,7 @@ def mentor_loop() -> asyncio.AbstractEventLoop:
 
 
 class MentorRuntime:
-    """Runs the mentor graph over failed groups: concurrently, with a timeout per group.
+    """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` of the start.
 
     Args:
         config: the MentorConfig (graph, backends, `max_concurrency`, `timeout_s`).
@@ -92,15 +92,20 @@ class MentorRuntime:
         gate = asyncio.Semaphore(self.config.max_concurrency)
         llm_limit = asyncio.Semaphore(self.config.llm.max_concurrency)
 
-        async def one(group: FailedGroup) -> Intervention:
+        async def in_a_slot(group: FailedGroup) -> Intervention:
             async with gate:
-                try:
-                    result = await asyncio.wait_for(self._invoke(group, llm_limit), self.config.timeout_s)
-                except asyncio.TimeoutError:
-                    result = Intervention(group.problem_id, group.task,
-                                          error=f"timeout: the graph took over {self.config.timeout_s} s")
-                except Exception as e:  # one group's fault never touches another group
-                    result = Intervention(group.problem_id, group.task, error=f"{type(e).__name__}: {e}")
+                return await self._invoke(group, llm_limit)
+
+        async def one(group: FailedGroup) -> Intervention:
+            # Every group's clock starts with the run, waiting for a slot included: a slow server holds the
+            # whole run, and so the training step, for at most `timeout_s`.
+            try:
+                result = await asyncio.wait_for(in_a_slot(group), self.config.timeout_s)
+            except asyncio.TimeoutError:
+                result = Intervention(group.problem_id, group.task,
+                                      error=f"timeout: no hint within {self.config.timeout_s} s of the run's start")
+            except Exception as e:  # one group's fault never touches another group
+                result = Intervention(group.problem_id, group.task, error=f"{type(e).__name__}: {e}")
             if on_done:
                 on_done(result)
             return result

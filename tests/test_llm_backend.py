@@ -252,6 +252,17 @@ def test_the_group_timeout_bounds_a_whole_group_and_spares_the_others(openai_ser
     assert fine.error is None and fine.fallbacks == [] and fine.hint == CANNED_HINT
 
 
+def test_groups_waiting_for_a_slot_share_the_timeout_so_a_hung_server_holds_the_run_once(openai_server):
+    # One slot, three groups, a server that never answers: the run ends after one timeout, not three.
+    openai_server.behaviour = lambda req: Reply(hang=True)
+    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 1.0, "max_concurrency": 1}, timeout_s=30))
+    t0 = time.perf_counter()
+    results = runtime.run([group(), addition(2), addition(3)])
+    wall = time.perf_counter() - t0
+    assert all(r.hint is None and "timeout" in r.error for r in results)
+    assert 1.0 <= wall < 2.5, wall  # before: about 3 s, one timeout per group in turn
+
+
 # --- (5) an unreachable server -------------------------------------------------------------------------------
 def test_an_unreachable_server_falls_back():
     with socket.socket() as s:  # a port that was free a moment ago, and is closed now
