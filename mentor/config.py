@@ -71,8 +71,8 @@ class MentorConfig:
         max_rounds: diagnose-hint-regenerate rounds per group per step; a round escalates the tier. Default 1.
         hint_placement: `prompt` (appended to the user turn; default) or `prefix` (a partial solution that
             starts the response).
-        strip_hint: train the hinted completion after the original prompt (off-policy). With `prefix` placement it
-            needs `train_prefix`. Default False.
+        strip_hint: train the hinted completion after the original prompt (off-policy). With `prefix` placement and
+            no `train_prefix`, that is the continuation alone. Default False.
         train_prefix: with `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part
             of its trained completion (off-policy, close to prefix-guided SFT); a failed one is trained as
             generated, the prefix on the prompt side. Default False.
@@ -125,10 +125,6 @@ class MentorConfig:
         if self.strip_hint and self.mode == "next_attempt":
             raise InputError("strip_hint: true applies to mode: in_step only; mode: next_attempt samples the problem "
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
-        if self.strip_hint and self.hint_placement == "prefix" and not self.train_prefix:
-            raise InputError("strip_hint: true with hint_placement: prefix needs train_prefix: true; without it the "
-                             "continuation alone would be trained as the whole response. Set train_prefix: true, "
-                             "or strip_hint: false to train the continuation after the prefix (on-policy)")
 
     @classmethod
     def load(cls, source: MentorConfig | dict | str | Path | None) -> MentorConfig:

@@ -134,8 +134,11 @@ class Mentor:
         self.callback = MentorCallback(self)
         trainer.add_callback(self.callback)
         InStepHook(trainer, self.config, self.runtime, task, self.callback)
-        logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s", task.name, self.config.strategy,
-                    self.config.hint_placement, self.config.mode)
+        off_policy = ""
+        if self.config.strip_hint:
+            off_policy = " off-policy: strip_hint" + (" + train_prefix" if self.config.train_prefix else "")
+        logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s%s", task.name, self.config.strategy,
+                    self.config.hint_placement, self.config.mode, off_policy)
         return self.callback
 
     def _check(self, trainer) -> Task:

@@ -112,12 +112,15 @@ class InStepHook:
                 if hint:
                     prompts[i], hints[i] = self.hinted_prompt(prompts[i], hint), hint
         out = Generation(*self.generate_raw(prompts))
+        if self.config.hint_placement == "prefix" and any(hints):  # the verifier judges the whole response
+            out.completions = [self.task.response_prefix(h) + c if h else c for h, c in zip(hints, out.completions)]
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
         rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)  # the whole batch's
         out.extra_fields = {**out.extra_fields, "mentor_hint": hints}
         self.intervene(prompts, rows, out, rewards)
         self.cached_rewards = rewards
+        self.trainer._log_completion_extra("mentor_hint", list(out.extra_fields["mentor_hint"]))  # the table's column
         return out.astuple()
 
     # --- the intervention -----------------------------------------------------------------------------------
@@ -191,7 +194,9 @@ class InStepHook:
                     if self.config.mode == "in_step":
                         gen, hint_rewards = reattempts[g]
                         self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
-                        if not record["recovered"]:  # escalate next round on the new failures
+                        # Escalate while the group as spliced still scores all zero (under `mixed` the spliced
+                        # re-attempts may all have failed even if another one succeeded).
+                        if self.collapsed(rewards[g * G:(g + 1) * G]):
                             attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
                             targets.append(g)
             if not targets or self.config.mode == "next_attempt":
@@ -336,7 +341,8 @@ class InStepHook:
         """The trace record of one intervention."""
         record = {**iv.to_dict(), "step": step, "group": g, "round": round_, "prompt": prompt_text(row["prompt"]),
                   "attempts": [{"completion": c, "reward": r} for c, r in attempts], "reattempt": [],
-                  "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement}
+                  "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement,
+                  "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
             totals = self.totals(scores)

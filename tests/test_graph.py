@@ -115,8 +115,6 @@ def test_config_errors_name_the_field():
         MentorConfig.load({"colour": "blue"})
     with pytest.raises(InputError, match="nodes.hint_composer"):
         MentorConfig.load({"nodes": {"hint_composer": "gpt"}})
-    with pytest.raises(InputError, match="strip_hint.*prefix.*train_prefix: true"):
-        MentorConfig.load({"hint_placement": "prefix", "strip_hint": True})
     with pytest.raises(InputError, match="strip_hint.*mode: in_step"):
         MentorConfig.load({"mode": "next_attempt", "strip_hint": True})
 

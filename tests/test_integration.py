@@ -116,6 +116,7 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     assert first["hint"] and first["recovered"] is True
     assert [n["node"] for n in first["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                     "leakage_checker"]
+    assert first["strip_hint"] is False and first["train_prefix"] is False  # on-policy, and labelled so
     assert store.interventions(step_min=1) == store.interventions(after_id=2)
     assert store.get(first["id"])["problem_id"] == first["problem_id"]
 
@@ -178,6 +179,40 @@ def test_next_attempt_mode_hints_the_problem_when_it_comes_back(tmp_path):
     assert len(reward.calls) == 2  # no re-generation inside the step
     assert not any(first["hints"]) and all(second["hints"])
     assert len(callback.hint_history) == 2
+
+
+def test_next_attempt_with_prefix_placement_scores_the_whole_response(tmp_path):
+    reward = RecordingReward()
+    trainer = make_trainer(tmp_path, reward, max_steps=2, dataset=make_dataset("hard", 2, seed=0))
+    Mentor.from_config({"mode": "next_attempt", "hint_placement": "prefix"}).attach(trainer)
+    trainer.train()
+    second = reward.calls[1]
+    assert all(h and c.startswith(" " + h) for h, c in zip(second["hints"], second["completions"]))
+
+
+class LastRowReward(RecordingReward):
+    """Pays only the last row of each hinted group: under `mixed`, the rows spliced in all fail."""
+
+    def __call__(self, prompts, completions, answer, mentor_hint=None, **kwargs):
+        super().__call__(prompts, completions, answer, mentor_hint, **kwargs)
+        return [1.0 if hint and i % G == G - 1 else 0.0 for i, hint in enumerate(mentor_hint or [""] * len(prompts))]
+
+
+def test_mixed_escalates_while_the_spliced_group_still_scores_zero(tmp_path):
+    trainer = make_trainer(tmp_path, LastRowReward())
+    Mentor.from_config({"strategy": "mixed", "mixed_share": 0.5, "max_rounds": 2}).attach(trainer)
+    trainer.train()
+    rounds = sorted(r["round"] for r in TraceStore(tmp_path, readonly=True))
+    assert rounds == [1, 1, 2, 2]  # round 1's re-attempts earned reward, but not in the rows spliced in
+
+
+def test_hinted_rows_show_their_hint_in_the_completions_table(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward(), log_completions=True)
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    column = trainer._logs["extra"]["mentor_hint"]
+    hints = {r["hint"] for r in TraceStore(tmp_path, readonly=True)}
+    assert len(column) == len(trainer._logs["completion"]) == 8 and set(column) == hints
 
 
 def test_checkpoint_then_resume_restores_the_mentor_state(tmp_path):
