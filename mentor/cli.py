@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from mentor.jsonl import parse_lines
+from mentor.tasks import get_task
 from mentor.types import FailedGroup, InputError, Intervention
 
 
@@ -18,7 +19,17 @@ def read_failures(path: Path) -> tuple[list[FailedGroup], list[str]]:
         raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, "
                          "task, prompt, reference, attempts)")
     with path.open() as f:
-        return parse_lines(f, path, lambda _, row: FailedGroup.from_dict(row))
+        return parse_lines(f, path, lambda _, row: checked_group(row))
+
+
+def checked_group(row) -> FailedGroup:
+    """The FailedGroup of one parsed line (`row`), refused (InputError) when its task is unknown or its reference
+    lacks a field the task needs, so the line is reported rather than becoming a failed intervention."""
+    group = FailedGroup.from_dict(row)
+    missing = get_task(group.task).missing_reference(group.reference)
+    if missing:
+        raise InputError(f"reference lacks {', '.join(map(repr, missing))}, which the {group.task} task needs")
+    return group
 
 
 def summarise(interventions: list[Intervention]) -> str:
@@ -77,7 +88,10 @@ def cmd_graph_draw(args) -> int:
             raise InputError("--format png needs pygraphviz: pip install 'mentor-rl[draw]'") from None
         print(f"wrote {args.output}")
         return 0
-    text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()
+    try:
+        text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()
+    except ImportError:
+        raise InputError("--format ascii needs grandalf: pip install 'mentor-rl[draw]'") from None
     if args.output:
         Path(args.output).write_text(text)
         print(f"wrote {args.output}")

@@ -44,6 +44,9 @@ class LLMConfig:
     temperature: float = 0.0
     max_tokens: int = 512
 
+    def __post_init__(self):
+        _check_types(self, "llm.")
+
 
 @dataclass
 class MentorConfig:
@@ -105,7 +108,8 @@ class MentorConfig:
     def __post_init__(self):
         if isinstance(self.llm, dict):
             self.llm = _build(LLMConfig, self.llm, "llm")
-        self.nodes = {**{n: "rules" for n in NODES}, **(self.nodes or {})}
+        _check_types(self, "")
+        self.nodes = {**{n: "rules" for n in NODES}, **self.nodes}
         for node, backend in self.nodes.items():
             if node not in NODES:
                 raise InputError(f"nodes: unknown node '{node}'; the nodes are {list(NODES)}")
@@ -145,6 +149,23 @@ class MentorConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+# Annotation (a string: annotations are postponed) -> the types its values may have. An int passes for a float.
+_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "dict": (dict,),
+          "LLMConfig": (LLMConfig,)}
+
+
+def _check_types(config, prefix: str) -> None:
+    """Refuses (InputError) a field of `config` whose value is not of its annotated type; a bool passes only for
+    bool, None only for an optional field. `prefix` starts each key in the message (`llm.` inside a MentorConfig)."""
+    for f in dataclasses.fields(config):
+        value, kind, optional = getattr(config, f.name), f.type.split("[")[0].split(" |")[0], f.type.endswith("| None")
+        if (value is None and optional) or (isinstance(value, _TYPES[kind]) and
+                                            (kind == "bool" or not isinstance(value, bool))):
+            continue
+        expected = ("mapping" if kind in ("dict", "LLMConfig") else kind) + (" or null" if optional else "")
+        raise InputError(f"{prefix}{f.name}: expected {expected}, got {value!r} ({type(value).__name__})")
 
 
 def _build(cls, values: dict, where: str):

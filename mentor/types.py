@@ -61,9 +61,21 @@ class FailedGroup:
         for i, a in enumerate(row["attempts"]):
             if not isinstance(a, dict) or not isinstance(a.get("completion"), str):
                 raise InputError(f"attempts[{i}] needs a string 'completion' (and optionally 'reward', 'feedback')")
-            attempts.append(Attempt(a["completion"], float(a.get("reward", 0.0)), a.get("feedback")))
-        return cls(row["problem_id"], row["task"], row["prompt"], dict(row["reference"]), attempts,
-                   list(row.get("previous_hints") or []))
+            reward = a.get("reward", 0.0)
+            if not isinstance(reward, (int, float)) or isinstance(reward, bool):
+                raise InputError(f"attempts[{i}].reward must be a number (what the reward functions gave), "
+                                 f"got {reward!r}")
+            attempts.append(Attempt(a["completion"], float(reward), a.get("feedback")))
+        hints = row.get("previous_hints") or []  # null counts as none, as before
+        if not isinstance(hints, list):
+            raise InputError(f"field 'previous_hints' must be a list of {{\"tier\", \"hint\"}} objects, "
+                             f"got {type(hints).__name__}")
+        for i, h in enumerate(hints):
+            tier = h.get("tier", 0) if isinstance(h, dict) else None
+            if not isinstance(tier, int) or isinstance(tier, bool):  # the composer compares tiers
+                raise InputError(f"previous_hints[{i}] must be a JSON object {{\"tier\": <integer>, \"hint\": "
+                                 f"<text>}}, got {h!r}")
+        return cls(row["problem_id"], row["task"], row["prompt"], dict(row["reference"]), attempts, list(hints))
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

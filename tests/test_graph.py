@@ -119,6 +119,26 @@ def test_config_errors_name_the_field():
         MentorConfig.load({"mode": "next_attempt", "strip_hint": True})
 
 
+@pytest.mark.parametrize("values, message", [
+    ({"max_leak_retries": "two"}, r"max_leak_retries: expected int, got 'two' \(str\)"),
+    ({"collapse_threshold": "abc"}, r"collapse_threshold: expected float, got 'abc'"),
+    ({"max_rounds": 2.5}, r"max_rounds: expected int, got 2.5"),
+    ({"k": True}, r"k: expected int, got True \(bool\)"),  # a bool is an int to Python, not to a config
+    ({"strip_hint": 1}, r"strip_hint: expected bool, got 1"),
+    ({"columns": ["answer"]}, r"columns: expected mapping"),
+    ({"llm": {"timeout_s": "30s"}}, r"llm.timeout_s: expected float, got '30s'"),
+    ({"llm": {"base_url": 8000}}, r"llm.base_url: expected str or null, got 8000"),
+])
+def test_config_refuses_values_of_the_wrong_type(values, message):
+    with pytest.raises(InputError, match=message):
+        MentorConfig.load(values)
+
+
+def test_config_accepts_an_int_for_a_float_and_null_where_optional():
+    config = MentorConfig.load({"timeout_s": 5, "task": None, "llm": {"base_url": None, "temperature": 1}})
+    assert (config.timeout_s, config.task, config.llm.base_url, config.llm.temperature) == (5, None, None, 1)
+
+
 def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
     failures = tmp_path / "failures.jsonl"
     rows = [json.dumps(ARITHMETIC), "{not json", json.dumps({"problem_id": "x", "task": "arithmetic"}),
@@ -139,6 +159,42 @@ def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
         assert {"hint", "tier", "withheld", "leak", "latency_s", "backend"} <= set(line)
         assert line["prompt"] == ARITHMETIC["prompt"]
         assert [a["completion"] for a in line["attempts"]] == [a["completion"] for a in ARITHMETIC["attempts"]]
+
+
+def test_diagnose_cli_skips_lines_wrong_in_substance(tmp_path, capsys):
+    bad = [{**ARITHMETIC, "attempts": [{"completion": " 0415", "reward": "abc"}]},
+           {**ARITHMETIC, "attempts": [{"completion": " 0415"}, {"completion": " 0325", "reward": None}]},
+           {**ARITHMETIC, "attempts": [{"completion": " 0415", "reward": True}]},
+           {**ARITHMETIC, "previous_hints": "use the carry"},
+           {**ARITHMETIC, "previous_hints": [{"tier": 1, "hint": "0"}, "use the carry"]},
+           {**ARITHMETIC, "task": "chess"},
+           {**ARITHMETIC, "reference": {"operand": [158, 267]}},
+           {**ARITHMETIC, "task": "code"}]
+    good = {**ARITHMETIC, "problem_id": "add-0043", "attempts": [{"completion": " 0415", "reward": 0}],
+            "previous_hints": [{"tier": 1, "hint": "0"}]}
+    failures = tmp_path / "failures.jsonl"
+    failures.write_text("\n".join(json.dumps(row) for row in [ARITHMETIC, *bad, good]) + "\n")
+    out = tmp_path / "out.jsonl"
+    assert main(["diagnose", str(failures), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    expected = ["2: attempts[0].reward must be a number", "3: attempts[1].reward must be a number",
+                "4: attempts[0].reward must be a number", "5: field 'previous_hints' must be a list",
+                "6: previous_hints[1] must be a JSON object", "7: unknown task 'chess'",
+                "8: reference lacks 'answer', 'operands', which the arithmetic task needs",
+                "9: reference lacks 'test', 'entry_point', which the code task needs"]
+    for message in expected:
+        assert f"failures.jsonl:{message}" in err
+    assert err.count("; skipped") == len(bad) and "Traceback" not in err
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(line["problem_id"], line["error"]) for line in lines] == [("add-0042", None), ("add-0043", None)]
+
+
+def test_graph_draw_ascii_without_grandalf_says_what_to_install(monkeypatch, capsys):
+    import langchain_core.runnables.graph_ascii as graph_ascii
+
+    monkeypatch.setattr(graph_ascii, "_HAS_GRANDALF", False)  # as when grandalf is not installed
+    assert main(["graph", "draw", "--format", "ascii"]) == 2
+    assert "--format ascii needs grandalf: pip install 'mentor-rl[draw]'" in capsys.readouterr().err
 
 
 def test_graph_draw_offline(tmp_path, capsys):
