@@ -61,7 +61,8 @@ class FailedGroup:
         for i, a in enumerate(row["attempts"]):
             if not isinstance(a, dict) or not isinstance(a.get("completion"), str):
                 raise InputError(f"attempts[{i}] needs a string 'completion' (and optionally 'reward', 'feedback')")
-            reward = a.get("reward", 0.0)
+            reward = a.get("reward")
+            reward = 0.0 if reward is None else reward  # unscorable, as training traces write it: a failure
             if not isinstance(reward, (int, float)) or isinstance(reward, bool):
                 raise InputError(f"attempts[{i}].reward must be a number (what the reward functions gave), "
                                  f"got {reward!r}")

@@ -163,7 +163,6 @@ def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
 
 def test_diagnose_cli_skips_lines_wrong_in_substance(tmp_path, capsys):
     bad = [{**ARITHMETIC, "attempts": [{"completion": " 0415", "reward": "abc"}]},
-           {**ARITHMETIC, "attempts": [{"completion": " 0415"}, {"completion": " 0325", "reward": None}]},
            {**ARITHMETIC, "attempts": [{"completion": " 0415", "reward": True}]},
            {**ARITHMETIC, "previous_hints": "use the carry"},
            {**ARITHMETIC, "previous_hints": [{"tier": 1, "hint": "0"}, "use the carry"]},
@@ -173,20 +172,22 @@ def test_diagnose_cli_skips_lines_wrong_in_substance(tmp_path, capsys):
     good = {**ARITHMETIC, "problem_id": "add-0043", "attempts": [{"completion": " 0415", "reward": 0}],
             "previous_hints": [{"tier": 1, "hint": "0"}]}
     failures = tmp_path / "failures.jsonl"
-    failures.write_text("\n".join(json.dumps(row) for row in [ARITHMETIC, *bad, good]) + "\n")
+    unscored = {**ARITHMETIC, "problem_id": "add-0044",  # a null reward (unscorable, as traces write it) fails
+                "attempts": [{"completion": " 0415"}, {"completion": " 0325", "reward": None}]}
+    failures.write_text("\n".join(json.dumps(row) for row in [ARITHMETIC, *bad, unscored, good]) + "\n")
     out = tmp_path / "out.jsonl"
     assert main(["diagnose", str(failures), "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    expected = ["2: attempts[0].reward must be a number", "3: attempts[1].reward must be a number",
-                "4: attempts[0].reward must be a number", "5: field 'previous_hints' must be a list",
-                "6: previous_hints[1] must be a JSON object", "7: unknown task 'chess'",
-                "8: reference lacks 'answer', 'operands', which the arithmetic task needs",
-                "9: reference lacks 'test', 'entry_point', which the code task needs"]
+    expected = ["2: attempts[0].reward must be a number", "3: attempts[0].reward must be a number",
+                "4: field 'previous_hints' must be a list", "5: previous_hints[1] must be a JSON object",
+                "6: unknown task 'chess'", "7: reference lacks 'answer', 'operands', which the arithmetic task needs",
+                "8: reference lacks 'test', 'entry_point', which the code task needs"]
     for message in expected:
         assert f"failures.jsonl:{message}" in err
     assert err.count("; skipped") == len(bad) and "Traceback" not in err
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [(line["problem_id"], line["error"]) for line in lines] == [("add-0042", None), ("add-0043", None)]
+    assert [(line["problem_id"], line["error"]) for line in lines] == [("add-0042", None), ("add-0044", None),
+                                                                       ("add-0043", None)]
 
 
 def test_graph_draw_ascii_without_grandalf_says_what_to_install(monkeypatch, capsys):
