@@ -329,7 +329,11 @@ def cmd_view(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    server = TraceServer(args.run, args.host, args.port, args.config, args.poll)
+    try:
+        server = TraceServer(args.run, args.host, args.port, args.config, args.poll)
+    except OSError as e:  # a port in use, or a host this machine does not have
+        raise InputError(f"cannot serve on {args.host}:{args.port} ({e.strerror}); pick another --port, "
+                         f"or --port 0 for any free one") from None
     print(f"serving the traces of {server.traces.label} at {server.url} (refreshes every {args.poll:g} s;"
           f" Ctrl-C stops)", flush=True)
     if server.traces.kind == "run" and not trace_path(args.run).exists():

@@ -434,6 +434,14 @@ def get_json(url):
         return json.load(r)
 
 
+def test_serve_on_a_port_in_use_says_so(server, tmp_path, capsys):
+    from mentor.cli import main
+
+    port = server.server_address[1]
+    assert main(["traces", "serve", str(tmp_path), "--port", str(port)]) == 2
+    assert f"cannot serve on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
 def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
     with urllib.request.urlopen(server.url, timeout=10) as r:
         page = r.read().decode()
