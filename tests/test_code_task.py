@@ -11,7 +11,7 @@ from mentor.data.humaneval import load_humaneval
 from mentor.sandbox import SandboxPool
 from mentor.tasks import get_task
 from mentor.tasks.code import (TAXONOMY, CodeTask, code_reward, code_reward_partial, extract_code)
-from mentor.types import Attempt, Diagnosis, FailedGroup
+from mentor.types import Attempt, Diagnosis, FailedGroup, InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -182,6 +182,11 @@ def test_shadowing_a_builtin_the_tests_use_earns_nothing(task, he):
         "def mean_absolute_deviation(numbers):\n    m = sum(numbers) / len(numbers)\n" \
         "    return sum(abs(x - m) for x in numbers) / len(numbers)\n"
     assert task.score("```python\n" + own + "```", p) == 1.0
+
+
+def test_tests_that_do_not_parse_are_a_dataset_error_naming_the_row(task):
+    with pytest.raises(InputError, match="'test' of the code problem with entry_point 'f' is not valid Python"):
+        task.reward(["```python\ndef f():\n    return 1\n```"], test=["assert f(=="], entry_point=["f"])
 
 
 def test_honest_solution_still_passes_after_cheat_checks(task, he):

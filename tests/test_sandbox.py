@@ -104,6 +104,8 @@ def test_invalid_arguments(pool):
         pool.execute(b"print(1)")
     with pytest.raises(ValueError):
         pool.execute("print(1)", timeout_s=0)
+    with pytest.raises(ValueError, match="memory_mb"):  # a negative limit would silently mean none
+        pool.execute("print(1)", memory_mb=-5)
 
 
 def test_weak_tier_needs_opt_in(monkeypatch):

@@ -298,6 +298,8 @@ class SandboxPool:
             raise TypeError(f"program must be a str, got {type(program).__name__}")
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
+        if memory_mb <= 0:
+            raise ValueError(f"memory_mb must be positive, got {memory_mb}")
         worker = self._idle.get()
         try:
             return worker.run(program, timeout_s, memory_mb, max_output)

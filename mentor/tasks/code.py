@@ -464,7 +464,12 @@ class CodeTask(Task):
                 out[i] = dict(hit)
                 continue
             nonce = secrets.token_hex(16)
-            program = build_program(code, ref["test"], ref["entry_point"], prompt_code(ref.get("prompt", "")), nonce)
+            try:
+                program = build_program(code, ref["test"], ref["entry_point"], prompt_code(ref.get("prompt", "")),
+                                        nonce)
+            except SyntaxError as e:  # the dataset's tests, not the completion: no completion could pass them
+                raise InputError(f"the 'test' of the code problem with entry_point {ref['entry_point']!r} is not valid "
+                                 f"Python (line {e.lineno}: {e.msg}); fix or drop that dataset row") from None
             jobs.append((i, key, nonce, program, ref))
         if jobs:
             results = self.pool.map([j[3] for j in jobs], timeout_s=self.timeout_s, memory_mb=self.memory_mb)
