@@ -37,6 +37,7 @@ def test_rules_backend_diagnoses_arithmetic_failures():
     assert result.diagnosis.error_class == "missed_carry"
     assert "2 of 3 attempts get the tens digit wrong" in result.diagnosis.root_cause
     assert result.diagnosis.first_error_step == 2  # the tens column, counted from the units
+    assert "drop the carry" in result.diagnosis.root_cause  # the root cause speaks of the error class
     assert result.hint == "042" and result.tier == 3 and not result.withheld  # covers the tens errors
     assert set(result.latency_s) == set(result.backend) == {"error_classifier", "root_cause_analyst",
                                                             "hint_composer", "leakage_checker"}
@@ -48,6 +49,14 @@ def test_rules_backend_diagnoses_arithmetic_failures():
     assert "prompt" not in group and group["reference"] == ARITHMETIC["reference"]
     assert [a["feedback"]["extracted_answer"] for a in group["attempts"]] == ["0415", "0325", "0435"]
     assert all("completion" not in a and "reward" not in a for a in group["attempts"])
+    # A 1-1-1 tie between the hundreds, tens and units: the error class and the root cause both take the
+    # leftmost (most significant) wrong column; the first wrong step is still the rightmost (the units).
+    tie = {**ARITHMETIC, "attempts": [{"completion": c, "reward": 0.0} for c in (" 0525", " 0435", " 0426")]}
+    [result] = MentorRuntime().run([FailedGroup.from_dict(tie)])
+    assert result.diagnosis.error_classes == {"wrong_hundreds": 1, "wrong_tens": 1, "wrong_units": 1}
+    assert result.diagnosis.error_class == "wrong_hundreds"
+    assert result.diagnosis.root_cause.startswith("1 of 3 attempts get the hundreds digit wrong")
+    assert result.diagnosis.first_error_step == 1
 
 
 @pytest.mark.parametrize("retries", [0, 2])

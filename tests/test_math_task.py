@@ -229,3 +229,68 @@ def test_compose_escalates_and_backs_off(champ, task):
     assert task.choose_tier(g, d, 0) == 1
     later = group(row, previous_hints=[{"tier": 2, "hint": "..."}])
     assert task.choose_tier(later, d, 0) == 3 and task.choose_tier(later, d, 1) == 2
+
+
+def failed_group(problem_id, prompt, ref, completions, previous_hints=()):
+    """A failed math group as the trainer hands it over: completions and rewards, no feedback yet."""
+    return FailedGroup.from_dict({"problem_id": problem_id, "task": "math", "prompt": prompt, "reference": ref,
+                                  "attempts": [{"completion": c, "reward": 0.0} for c in completions],
+                                  "previous_hints": list(previous_hints)})
+
+
+def test_rules_backend_runs_math_failures_through_the_graph(champ):
+    """The four nodes' rules on math failures, through MentorRuntime and the real graph."""
+    from mentor.runtime import MentorRuntime
+
+    task = get_task("math")
+    row = champ[0]  # 239 strings; the reference reaches (70, 99, 70) at step 5 of 6
+    wrong = ["Each position has 3 choices, so 3^6 = 729.\n\\boxed{729}",
+             "Each position has 3 choices: 3^6 = 729, minus 1.\n\\boxed{728}",
+             "x_1=y_1=z_1=1.\n(12, 17, 12), (29, 41, 29), (70, 99, 70)\nSo the total is 70+99+70=249.\n\\boxed{249}"]
+    nt31 = next(r for r in champ if r["problem_id"] == "P_Number-Theory_31")  # step 1 states x=2, y=1
+    apples = ("gsm-apples", "Tom has 3 boxes of 12 apples and eats 5 of them. How many apples are left?",
+              {"answer": "31"})  # no worked solution
+    groups = [failed_group(row["problem_id"], row["prompt"], reference(row), wrong),
+              failed_group("retry", row["prompt"], reference(row), wrong, [{"tier": 2, "hint": "..."}]),
+              failed_group(nt31["problem_id"], nt31["prompt"], reference(nt31),
+                           ["Try y=0: 2^x=2, so x=1.\n\\boxed{x=1, y=0}", "So \\boxed{x=1, y=0}"],
+                           [{"tier": 2, "hint": "..."}]),
+              # A 1-1 tie, the later taxonomy class first: the root cause speaks of the same class as error_class.
+              failed_group(*apples, ["I think it is \\boxed{41}", "3*12=36, 36-5=30. \\boxed{30}"])]
+    results = MentorRuntime().run(groups)
+
+    for g, r in zip(groups, results):
+        assert r.error is None, r.error
+        assert r.diagnosis.error_class in task.taxonomy and set(r.diagnosis.error_classes) <= set(task.taxonomy)
+        assert r.diagnosis.root_cause.strip() and r.tier in (1, 2, 3)
+        assert r.hint is not None and not r.withheld
+        assert not check_leak(r.hint, g.reference, "math", problem=g.prompt).leaked, r.hint
+        assert g.reference["answer"] not in r.hint
+        assert [n["node"] for n in r.nodes] == ["error_classifier", "root_cause_analyst", "hint_composer",
+                                                "leakage_checker"]
+        assert r.backend == {n: "rules" for n in ("error_classifier", "root_cause_analyst", "hint_composer",
+                                                  "leakage_checker")}
+        # The composer keeps only a draft that passes check_leak, so the gate has nothing to send back.
+        assert r.leak == {"leaked_drafts": []}
+
+    first, retry, leaky_step, tie = results
+    assert first.diagnosis.error_classes == {"wrong_method": 2, "arithmetic_slip": 1}
+    assert first.diagnosis.error_class == "wrong_method"
+    assert first.diagnosis.root_cause.startswith(f"2 of 3 attempts: {task.taxonomy['wrong_method']}")
+    assert "'729'" in first.diagnosis.root_cause and first.diagnosis.first_error_step == 5
+    assert first.tier == 1 and first.hint == task.concept(groups[0].reference)
+    # After a tier-2 hint: tier 3, the reference's opening steps, never its last.
+    assert retry.diagnosis == first.diagnosis and retry.tier == 3
+    assert retry.hint.startswith("A correct solution starts like this: (1) " + row["solution_steps"][0])
+    assert row["solution_steps"][-1] not in retry.hint
+    # Every tier-3 draft of P_Number-Theory_31 shows step 1, which states the answer: the composer passes them
+    # over for the masked opening step.
+    assert leaky_step.diagnosis.error_class == "partial_answer" and leaky_step.tier == 3
+    drafts = task.drafts(groups[2].reference, leaky_step.diagnosis, 3)
+    assert all(check_leak(d, groups[2].reference, "math", problem=nt31["prompt"]).leaked
+               for d in drafts if d.startswith("A correct solution"))
+    assert "Start like this: Obviously, x=…, y=… is an solution." in leaky_step.hint
+    assert tie.diagnosis.error_classes == {"wrong_final_answer": 1, "arithmetic_slip": 1}
+    assert tie.diagnosis.error_class == "arithmetic_slip"
+    assert tie.diagnosis.root_cause.startswith(f"1 of 2 attempts: {task.taxonomy['arithmetic_slip']}")
+    assert "36-5=30" in tie.diagnosis.root_cause and tie.diagnosis.first_error_step is None

@@ -82,6 +82,7 @@ async def root_cause_analyst(state: MentorState, config: RunnableConfig) -> dict
     task = get_task(group.task)
     counts = Counter(state["classes"])
     order = list(task.taxonomy)
+    # Ties go to the earlier taxonomy class; the tasks' `analyse` rules break their ties the same way.
     dominant = max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)))
 
     def diagnosis(root_cause: str, step: int | None) -> dict:

@@ -83,7 +83,11 @@ class ArithmeticTask(Task):
         n = len(group.attempts)
         if not wrong:
             return f"{classes.count('no_answer')} of {n} attempts give no 4-digit answer: the format is lost.", None
-        column, count = max(wrong.items(), key=lambda kv: (kv[1], COLUMNS.index(kv[0])))
+        # Ties go to the leftmost (most significant) wrong column: the rule by which the classifier names an
+        # attempt's leftmost wrong column and the analyst node's majority class prefers the earlier taxonomy
+        # entry, so the root cause names the column of a `wrong_<column>` error class; a wrong higher digit is
+        # also what the lab's hints (the answer's leading digits) address first.
+        column, count = max(wrong.items(), key=lambda kv: (kv[1], -COLUMNS.index(kv[0])))
         i = COLUMNS.index(column)
         digits = f"{a // 10**(WIDTH - 1 - i) % 10} + {b // 10**(WIDTH - 1 - i) % 10}" if i > 0 else "the carry"
         carry = carries_into(a, b)[i]
