@@ -139,6 +139,7 @@ def detect_tier(tier: str | None = None, allow_weak: bool | None = None, python:
     if key in _cache:
         return _cache[key]
     notes: list[str] = []
+    requested = tier
     cg = CgroupManager() if use_cgroups else None
     if cg is not None and not cg.available:
         notes.append(f"no per-run cgroup ({cg.error})")
@@ -175,8 +176,9 @@ def detect_tier(tier: str | None = None, allow_weak: bool | None = None, python:
         if os.geteuid() == 0:
             notes.append("as root without a cgroup, fork bombs are stopped only by the wall-clock timeout")
     if tier == "rlimits" and not allow_weak:
+        why = "; ".join(notes if requested is None else ["the rlimits tier was asked for by name", *notes])
         raise SandboxUnavailable(
-            "no strong sandbox tier is available (" + "; ".join(notes) + "). Install bubblewrap with working "
+            "no strong sandbox tier is in use (" + why + "). Install bubblewrap with working "
             "user namespaces, or accept the weak rlimits-only tier (no file-system or network isolation "
             "for non-root users, see docs/sandbox.md) with MENTOR_SANDBOX_ALLOW_WEAK=1 or allow_weak=True.")
     if tier == "rlimits" and os.geteuid() == 0:
