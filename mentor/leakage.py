@@ -10,7 +10,8 @@ own `leak_check`, and returns a `LeakVerdict`. Detector names are stable strings
 - `answer_words`: number words (`five hundred seventy-nine`, `twelve`, `two thirds`, `five seven nine`).
 - `answer_math_equiv`: an expression equal to the answer. Numeric expressions (`\\frac{1}{2}`, `2^{10}`,
   `70+99+70`, `C(10, 5)`) are evaluated exactly; symbolic ones (`\\frac{2^n}{2}` for `2^(n-1)`) are
-  compared by exact values at fixed points, and with math-verify for answers outside that evaluator.
+  compared by exact values at fixed points (`1-2\\sin^2(x)` for `\\cos(2x)`), and with math-verify for
+  answers outside that evaluator.
 - `answer_verbatim`: the answer as written (`x=6, y=5`, `f(x)=0`), spaces aside, at least 4 characters.
 - `answer_text`: a non-numeric answer (`No integer solutions`, plurals aside) quoted, or a yes/no answer
   stated in an answer context (`the answer is no`, `\\boxed{No}`, `No is the final answer`).
@@ -78,6 +79,7 @@ _LATEX_SIMPLE = [(r"\\(?:left|right|displaystyle|big|Big|bigg|Bigg)\b\.?", ""), 
 _FRAC = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _FRAC_SHORT = re.compile(r"\\[dt]?frac\s*(\w)\s*(\w)")
 _SQRT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_SQRT_SHORT = re.compile(r"\\sqrt\s*(\d+|[A-Za-z](?![A-Za-z]))")
 _BINOM = re.compile(r"\\[dt]?binom\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
@@ -96,7 +98,7 @@ def to_ascii_math(text: str) -> str:
         if new == text:
             break
         text = new
-    text = _FRAC_SHORT.sub(r"(\1/\2)", text)
+    text = _SQRT_SHORT.sub(r"sqrt(\1)", _FRAC_SHORT.sub(r"(\1/\2)", text))
     text = re.sub(r"\\boxed|\\fbox", "", text)
     return text.replace("{", "(").replace("}", ")")
 
@@ -119,24 +121,53 @@ def _normalise(hint: str) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # Arithmetic on short expressions, without sympy: numbers, + - * / ^ ( ) ! %, C(a,b), sqrt, floor, ceil,
-# single-letter variables bound by `env`, implicit multiplication (`2n`, `n(n-3)`, `xy`).
+# sin, cos, tan, log, ln, exp (`\sin^2 x`, `\log_2 8`), single-letter variables bound by `env`,
+# implicit multiplication (`2n`, `n(n-3)`, `xy`).
 # --------------------------------------------------------------------------------------------------
-_TOK = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(C|binom|sqrt|floor|ceil)\s*\(|([A-Za-z])|(\*\*|[-+*/^()!,%]))")
+_NAMES = "sin|cos|tan|log|ln|exp"
+# `\sin` anywhere; a bare `sin` only when applied, so that words are not read as functions
+_MATH_FN = rf"(?:\\(?:{_NAMES})(?![A-Za-z])|(?:{_NAMES})(?=\s*[(^_]))"
+_TOK = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(C|binom|sqrt|floor|ceil)\s*\(|(%s)|([A-Za-z])|(\*\*|[-+*/^()!,%%_]))"
+                  % _MATH_FN)
 _FUNCS = ("C", "binom", "sqrt", "floor", "ceil")
+_MATH = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "exp": math.exp}
 MAX_EXPONENT = 10_000
 Number = Fraction | float
 
 
 def _pow(a: Number, b: Number) -> Number:
     if isinstance(a, float) or isinstance(b, float) or b.denominator != 1:
-        if a < 0 or abs(b) > 1000:
-            raise ValueError("power")
+        if a < 0 and not (isinstance(b, Fraction) and b.denominator == 1) or abs(b) > 1000:
+            raise ValueError("power")  # a negative float to an integer power is real: sin(x)^2
         return float(a) ** float(b)  # irrational: only kept when evaluate(allow_float=True)
     if abs(b) > MAX_EXPONENT or (a.numerator.bit_length() + a.denominator.bit_length()) * abs(b) > 200_000:
         raise ValueError("power too large")
     if a == 0 and b < 0:
         raise ZeroDivisionError
     return a ** int(b)
+
+
+def _ln(x: Number) -> float:
+    """Natural log; of a fraction's parts, so that `2^2000` does not overflow a float."""
+    return math.log(x.numerator) - math.log(x.denominator) if isinstance(x, Fraction) else math.log(x)
+
+
+def _apply(name: str, a: Number, base: Number | None) -> Number:
+    """sin, cos, tan, exp, ln or log of `a` (`log` natural unless `base` is given); exact when the value is
+    rational (`log_2 8` = 3, `log_4 2` = 1/2, `ln 1` = 0, `cos 0` = 1), else a float."""
+    if name in ("log", "ln"):
+        if a <= 0 or base is not None and (base <= 0 or base == 1):
+            raise ValueError("log domain")
+        if a == 1:
+            return Fraction(0)
+        if isinstance(a, Fraction) and isinstance(base, Fraction):  # a float guess, confirmed exactly
+            r = Fraction(_ln(a) / _ln(base)).limit_denominator(12)
+            if _pow(a, Fraction(r.denominator)) == _pow(base, Fraction(r.numerator)):
+                return r
+        return _ln(a) / (_ln(base) if base is not None else 1)
+    if base is not None:
+        raise ValueError("subscript")
+    return Fraction(int(name in ("cos", "exp"))) if a == 0 else _MATH[name](a)
 
 
 def _tokens(expr: str, env: dict[str, Number] | None) -> list[tuple[str, Any]]:
@@ -152,13 +183,15 @@ def _tokens(expr: str, env: dict[str, Number] | None) -> list[tuple[str, Any]]:
         elif m.group(2):
             tok = ("f", m.group(2))
         elif m.group(3):
-            if env is None or m.group(3) not in env:
+            tok = ("g", m.group(3).lstrip("\\"))
+        elif m.group(4):
+            if env is None or m.group(4) not in env:
                 raise ValueError("unbound letter")
-            tok = ("n", env[m.group(3)])
+            tok = ("n", env[m.group(4)])
         else:
-            tok = ("o", "^" if m.group(4) == "**" else m.group(4))
-        if toks and (toks[-1][0] == "n" or toks[-1] in (("o", ")"), ("o", "!"))) and (tok[0] in "nf" or tok == ("o", "(")):
-            toks.append(("o", "*"))  # implicit multiplication
+            tok = ("o", "^" if m.group(5) == "**" else m.group(5))
+        if toks and (toks[-1][0] == "n" or toks[-1] in (("o", ")"), ("o", "!"))) and (tok[0] in "nfg" or tok == ("o", "(")):
+            toks.append(("i", "*"))  # implicit product, marked: `\sin 2x` takes 2x as its argument
         toks.append(tok)
         pos = m.end()
     return toks
@@ -198,7 +231,7 @@ def evaluate(expr: str, env: dict[str, Number] | None = None, allow_float: bool 
 
     def term():
         v = unary()
-        while peek() in (("o", "*"), ("o", "/")):
+        while peek() in (("o", "*"), ("o", "/"), ("i", "*")):
             op = take()[1]
             w = unary()
             v = v * w if op == "*" else v / w
@@ -227,11 +260,39 @@ def evaluate(expr: str, env: dict[str, Number] | None = None, allow_float: bool 
                 v = Fraction(math.factorial(int(v)))
         return v
 
+    def script():  # `^2`, `_2`, `^(2)` after a function name, and the implicit product the lexer put after it
+        v = atom()
+        if peek()[0] == "i":
+            take()
+        return v
+
+    def function(name):  # `\sin^2(x)` = sin(x)^2, `\log_2 8`; `\sin 2x` = sin(2x), `\sin x\cos x` = sin(x)cos(x)
+        p = base = None
+        while peek() in (("o", "^"), ("o", "_")):
+            if take()[1] == "^":
+                p = script()
+            else:
+                base = script()
+        if p is not None and not (isinstance(p, Fraction) and p.denominator == 1 and 1 <= p <= 100):
+            raise ValueError("function power")  # `\sin^{-1}` is arcsin
+        if peek() == ("o", "("):
+            a = atom()
+        else:
+            a = power()
+            while peek()[0] == "i" and i + 1 < len(toks) and toks[i + 1][0] != "g":
+                take()
+                a = a * power()
+        v = _apply(name, a, base)
+        return v if p is None else _pow(v, p)
+
     def atom():
         kind, val = peek()
         if kind == "n":
             take()
             return val
+        if kind == "g":
+            take()
+            return function(val)
         if (kind, val) == ("o", "("):
             take()
             v = expr_()
@@ -271,6 +332,7 @@ def evaluate(expr: str, env: dict[str, Number] | None = None, allow_float: bool 
 def variables(expr: str) -> frozenset[str] | None:
     """Single-letter variables of an ASCII expression (function names excluded); None if it has other words
     or subscripts (`x_n`)."""
+    expr = re.sub(_MATH_FN + r"\s*_?", " ", expr)  # function names, and the `_` of a log base (`\log_2 x`)
     if "_" in expr:
         return None
     names = re.sub(r"\b(?:%s)\s*\(" % "|".join(_FUNCS), "(", expr)
@@ -343,8 +405,9 @@ def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
 _LITERAL = re.compile(r"(?<![\w.^])(?:(?P<grp>\d{1,3}(?:(?P<sep>[,'_ ])\d{3})(?:(?P=sep)\d{3})*(?!\d))|(?P<num>\d+\.?\d*|\.\d+))"
                       r"(?:\s*(?:[eE](?P<e1>[-+]?\d+)|\*\s*10\s*\^\s*\(?(?P<e2>[-+]?\d+)\)?))?(?P<pct>\s*%)?")
 _SPELLED = re.compile(r"(?<![\w.])\d(?: \d)+(?!\w|\.\d)")
-_EXPR_SPAN = re.compile(r"(?:C\(|binom\(|sqrt\(|\.(?=\d)|[\d+\-*/^()! ,])+")
-_IDENT = re.compile(r"(?<![A-Za-z])(?!(?:C|binom|sqrt)\()[A-Za-z_][A-Za-z_]*(?:_?\(?\d+\)?)?")
+_EXPR_SPAN = re.compile(r"(?:C\(|binom\(|sqrt\(|%s\s*_?|\.(?=\d)|[\d+\-*/^()! ,])+" % _MATH_FN)
+_IDENT = re.compile(r"(?<![A-Za-z])(?!(?:C|binom|sqrt)\(|(?<=\\)(?:%s)(?![A-Za-z])|(?:%s)\s*[(^_])[A-Za-z_][A-Za-z_]*"
+                    r"(?:_?\(?\d+\)?)?" % (_NAMES, _NAMES))
 
 
 @dataclass(frozen=True)
@@ -502,7 +565,7 @@ def analyse_answer(answer: str) -> Answer:
         return Answer(text, approx=float(approx), symbolic=body, samples=(approx,) * len(_POINTS))
     words = re.findall(r"[a-z]+", body.lower())
     symbols = variables(body)
-    if symbols and len(body) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]", body) or len(body) == 1):
+    if symbols and len(body) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]|" + _MATH_FN, body) or len(body) == 1):
         samples = at_points(body, symbols)
         if samples is not None or re.search(r"[\d^/*()+=]", body) and len([w for w in words if len(w) > 1]) <= 2:
             return Answer(text, symbolic=body, symbols=symbols, samples=samples, short=len(compact(body)) == 1)
@@ -576,8 +639,8 @@ def _numeric_screen(a: Any, b: Any) -> bool:
         return False
 
 
-_RUN = re.compile(r"(?:(?:sqrt|floor|ceil|binom)(?=\s*\()|C(?=\()|(?<![A-Za-z])[A-Za-z](?![A-Za-z])"
-                  r"|[\d_^*/+\-()!%]|\.(?=\d)|,(?!\s)|[ \t])+")
+_RUN = re.compile(r"(?:(?:sqrt|floor|ceil|binom)(?=\s*\()|C(?=\()|%s|(?<![A-Za-z])[A-Za-z](?![A-Za-z])"
+                  r"|[\d_^*/+\-()!%%]|\.(?=\d)|,(?!\s)|[ \t])+" % _MATH_FN)
 
 
 def _math_runs(t: str) -> list[tuple[str, int, int]]:

@@ -60,6 +60,13 @@ LEAKS = [  # (hint, answer, detector expected among those that fire)
     ("We get (n^2-3n)/2 diagonals.", "n(n-3)/2", "answer_math_equiv"),
     (r"It is $1/\sqrt{3}$.", "sqrt(3)/3", "answer_math_equiv"),
     (r"The answer is $\frac{a^{2}}{3} + \frac{2 b}{3 a}$.", "(a^3+2b)/(3a)", "answer_math_equiv"),
+    # LaTeX functions: \sin^2 x, \log_2 8
+    (r"1-2\sin^2(x)", r"\cos(2x)", "answer_math_equiv"),
+    (r"Use $\cos^2 x - \sin^{2} x$.", r"\cos(2x)", "answer_math_equiv"),
+    (r"It is $2\sin x\cos x$.", r"\sin 2x", "answer_math_equiv"),
+    (r"The answer is $\log_2 8$.", "3", "answer_math_equiv"),
+    (r"Compute $\log_{2} 1024$.", "10", "answer_math_equiv"),
+    (r"So it is $\ln 3/\ln 2$.", r"\log_2 3", "answer_math_equiv"),
     ("Check that you get x=6, y=5 at the end.", "x=6, y=5", "answer_verbatim"),
     ("The only one is f(x)=0.", "f(x)=0", "answer_verbatim"),
     ("The answer is no.", "No", "answer_text"),
@@ -104,6 +111,10 @@ CLEAN = [  # (hint, answer): other numbers of the problem, or the answer's digit
     ("Try 0.58 as a first guess.", "579"),
     ("Consider the interval from 1 to 2.", "12"),
     ("The set {5,79} and the index x_579 are unrelated.", "0579"),
+    (r"Start from $\sin(x)$, then $\sin(2x)$ and $\cos^2 x$.", r"\cos(2x)"),
+    (r"Try $\sin^{-1}(x)$ and $1-\sin^2(x)$.", r"\cos(2x)"),
+    (r"Let $t = \log_2 x$; the answer is $\log_2 x$ at $x = 8$.", "3"),
+    (r"Note that $\log_2 1000$ is not an integer.", "10"),
 ]
 
 
@@ -128,6 +139,9 @@ def test_short_answer_rule_is_about_context_not_digits():
     assert check_leak("Keep 2 cases in mind. The answer is 2.", ref, "none").leaked
     assert not check_leak("so 2n+1 is odd", ref, "none").leaked
     assert check_leak("so the smallest value is 2.", ref, "none").leaked
+    # an expression equal to a short answer is held to the same rule, functions included
+    assert not check_leak("1+1", ref, "none").leaked and not check_leak(r"$\log_3 9$", ref, "none").leaked
+    assert check_leak(r"The answer is $\log_3 9$.", ref, "none").leaked
 
 
 def test_operands_and_problem_text_are_not_leaks():
@@ -225,6 +239,10 @@ def test_helpers():
     assert evaluate("2^(n-1)", {"n": 4}) == 8 and evaluate("n(n-3)/2", {"n": 5}) == 5
     assert evaluate("9^9^9") is None and evaluate("x+1") is None and evaluate("sqrt(2)") is None
     assert abs(evaluate("sqrt(3)/3", allow_float=True) - 0.57735) < 1e-5
+    assert evaluate(r"\log_2 8") == 3 and evaluate(r"\log_(4)(2)") == Fraction(1, 2) and evaluate(r"\log_2 3") is None
+    assert abs(evaluate(r"\sin^2(x)+\cos^2 x", {"x": 7}, allow_float=True) - 1) < 1e-12
+    assert evaluate(r"\sin^(-1)(x)", {"x": 1}, allow_float=True) is None  # arcsin, not a power
+    assert analyse_answer(r"\cos(2x)").symbols == {"x"} and analyse_answer(r"\log_b x").symbols == {"b", "x"}
     assert [v for v, _, _ in word_numbers("five hundred and seventy-nine, twelve, two thirds")] == [579, 12, Fraction(2, 3)]
     a = analyse_answer("x=6, y=5")
     assert set(a.values) == {6, 5} and a.short
