@@ -45,6 +45,8 @@ def _record(number: int, value: Any) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise InputError("not a JSON object")
     value.setdefault("id", number)
+    if not isinstance(value["id"], int) or isinstance(value["id"], bool):  # the page orders and polls by it
+        raise InputError(f"'id' must be an integer, got {value['id']!r} (leave it out to number lines by position)")
     return value
 
 
@@ -135,7 +137,7 @@ class TraceSource:
         """Records with an id above `after_id`, oldest first."""
         with self.lock:
             if self.kind == "jsonl":
-                records = [r for r in self.jsonl.read() if isinstance(r["id"], int) and r["id"] > after_id]
+                records = [r for r in self.jsonl.read() if r["id"] > after_id]
                 return records[:limit] if limit is not None else records
             store = self._store()
             return store.interventions(after_id=after_id, limit=limit) if store else []

@@ -495,9 +495,10 @@ def test_a_jsonl_file_read_once_reports_a_broken_last_line(tmp_path, capsys):
 
     path = tmp_path / "out.jsonl"
     path.write_text('{"problem_id": "a"}\n[1, 2]\n{"problem_id": "b", "id": "own"}\n{"problem_id": "c", "hin')
-    assert [(r["id"], r["problem_id"]) for r in read_jsonl(path)] == [(1, "a"), ("own", "b")]
+    assert [(r["id"], r["problem_id"]) for r in read_jsonl(path)] == [(1, "a")]
     err = capsys.readouterr().err
     assert "out.jsonl:2: not a JSON object; skipped" in err and "out.jsonl:4: not JSON" in err
+    assert "out.jsonl:3: 'id' must be an integer, got 'own'" in err  # reported, not dropped silently
 
 
 # --- the page in headless Chromium ------------------------------------------------------------------------
