@@ -24,7 +24,8 @@ from mentor.types import FailedGroup, InputError, Intervention
 logger = logging.getLogger("mentor")
 
 TESTED_TRL = ("1.16.0", "1.17.0")  # [lowest, highest) TRL versions whose private generation API the hook wraps
-HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards")
+# TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
+HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
 
 
 def infer_task(columns: list[str] | None) -> str:
@@ -154,7 +155,7 @@ class Mentor:
                                f"Install a tested version: pip install 'trl>={low},<{high}'")
         missing = [m for m in HOOKED_METHODS if not callable(getattr(trainer, m, None))]
         if missing:
-            raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook wraps")
+            raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook uses")
         if getattr(trainer, "_mentor_attached", False):
             raise RuntimeError("a mentor is already attached to this trainer")
         for feature in ("tools", "rollout_func", "environment_factories"):
