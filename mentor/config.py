@@ -158,9 +158,16 @@ _TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), 
 
 def _check_types(config, prefix: str) -> None:
     """Refuses (InputError) a field of `config` whose value is not of its annotated type; a bool passes only for
-    bool, None only for an optional field. `prefix` starts each key in the message (`llm.` inside a MentorConfig)."""
+    bool, None only for an optional field, and a number written as text (`1e-3`) is read as a float.
+    `prefix` starts each key in the message (`llm.` inside a MentorConfig)."""
     for f in dataclasses.fields(config):
         value, kind, optional = getattr(config, f.name), f.type.split("[")[0].split(" |")[0], f.type.endswith("| None")
+        if kind == "float" and isinstance(value, str):  # YAML reads `1e-3` as text; TRL's own keys accept it too
+            try:
+                value = float(value)
+                setattr(config, f.name, value)
+            except ValueError:
+                pass
         if (value is None and optional) or (isinstance(value, _TYPES[kind]) and
                                             (kind == "bool" or not isinstance(value, bool))):
             continue

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mentor.cli import main
 from mentor.config import MentorConfig
@@ -149,6 +150,8 @@ def test_config_refuses_values_of_the_wrong_type(values, message):
 def test_config_accepts_an_int_for_a_float_and_null_where_optional():
     config = MentorConfig.load({"timeout_s": 5, "task": None, "llm": {"base_url": None, "temperature": 1}})
     assert (config.timeout_s, config.task, config.llm.base_url, config.llm.temperature) == (5, None, None, 1)
+    # YAML 1.1 reads `1e-6` as text, and TRL's keys in the same file accept it: so do ours.
+    assert MentorConfig.load(yaml.safe_load("collapse_threshold: 1e-6")).collapse_threshold == 1e-6
 
 
 def test_diagnose_cli_skips_bad_lines_and_keeps_the_rest(tmp_path, capsys):
