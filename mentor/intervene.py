@@ -112,8 +112,7 @@ class InStepHook:
                 if hint:
                     prompts[i], hints[i] = self.hinted_prompt(prompts[i], hint), hint
         out = Generation(*self.generate_raw(prompts))
-        if self.config.hint_placement == "prefix" and any(hints):  # the verifier judges the whole response
-            out.completions = [self.task.response_prefix(h) + c if h else c for h, c in zip(hints, out.completions)]
+        out.completions = self.whole_responses(hints, out.completions)
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
         rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)  # the whole batch's
@@ -248,6 +247,14 @@ class InStepHook:
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.callback.hint_history.get(pid, []) + history)
 
+    def whole_responses(self, hints: list[str], completions: list) -> list:
+        """What the verifier judges: with `prefix` placement, each hinted row's prefix followed by its completion
+        (the continuation generated after it); otherwise the completions as they are. `hints` is "" for a row
+        without a hint."""
+        if self.config.hint_placement != "prefix":
+            return completions
+        return [self.task.response_prefix(h) + c if h else c for h, c in zip(hints, completions)]
+
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
         """The prompt the policy re-attempts: hint in the user turn, or as the start of the response."""
         if self.config.hint_placement == "prefix":
@@ -276,11 +283,8 @@ class InStepHook:
             hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
             gen = Generation(*self.generate_raw(hinted_prompts))
             hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
-            completions = gen.completions
-            if self.config.hint_placement == "prefix":  # the verifier judges the whole response
-                completions = [self.task.response_prefix(hint_rows[i]["mentor_hint"]) + c
-                               for i, c in enumerate(completions)]
-                gen.completions = completions
+            completions = gen.completions = self.whole_responses([r["mentor_hint"] for r in hint_rows],
+                                                                 gen.completions)
             pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
             batch_scores.append(self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
                                                completions, gen.completion_ids))

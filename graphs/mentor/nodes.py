@@ -81,9 +81,7 @@ async def root_cause_analyst(state: MentorState, config: RunnableConfig) -> dict
     group = _group(state)
     task = get_task(group.task)
     counts = Counter(state["classes"])
-    order = list(task.taxonomy)
-    # Ties go to the earlier taxonomy class; the tasks' `analyse` rules break their ties the same way.
-    dominant = max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)))
+    dominant = task.dominant_class(counts)
 
     def diagnosis(root_cause: str, step: int | None) -> dict:
         return {"diagnosis": Diagnosis(dominant, dict(counts), root_cause, step).__dict__}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
@@ -49,6 +50,13 @@ class Task:
                              f"with the mentor config key 'columns'")
         fields = self.reference_fields + tuple(f for f in self.optional_reference_fields if f in columns)
         return [{f: columns[f][i] for f in fields} for i in range(n)]
+
+    def dominant_class(self, counts: Counter[str], default: str | None = None) -> str | None:
+        """The most frequent error class in `counts`; ties go to the earlier taxonomy class (an unknown class is
+        last). `default` when `counts` is empty. The analyst node and the tasks' `analyse` share this rule, so the
+        error class and the root cause speak of the same class."""
+        order = list(self.taxonomy)
+        return max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)), default=default)
 
     def missing_reference(self, reference: dict[str, Any]) -> list[str]:
         """Required reference fields that are absent or empty for one problem."""

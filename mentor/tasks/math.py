@@ -329,11 +329,7 @@ class MathTask(Task):
         reach (the earliest on ties), or None when the reference has no worked solution or no clear point."""
         n = len(group.attempts)
         counts = Counter(classes)
-        # Ties go to the earlier taxonomy class, the rule of the analyst node's `error_class`, so that the root
-        # cause speaks of the same class (most_common broke ties by which attempt came first).
-        order = list(self.taxonomy)
-        top = max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)),
-                  default="wrong_final_answer")
+        top = self.dominant_class(counts, default="wrong_final_answer")  # the analyst node's `error_class`
         k = counts[top]
         fbs = [a.feedback or self.feedback(a.completion, group.reference) for a in group.attempts]
         wrong = Counter(fb["extracted_answer"] for fb in fbs if fb.get("extracted_answer") is not None and not fb.get("correct"))
