@@ -115,6 +115,8 @@ def test_cache_key_covers_what_changes_the_weights():
     assert base != cache_key(0, hint_share=0.0)
     assert base != cache_key(0, tail_start=0)
     assert base != cache_key(0, model={"intermediate_size": 256})
+    assert base == cache_key(0, mask_share=0.0, tail_mask_share=0.0)  # the probe's rows, off: the same policy
+    assert base != cache_key(0, mask_share=0.15) != cache_key(0, mask_share=0.15, tail_mask_share=0.5)
     with pytest.raises(TypeError):
         cache_key(0, learning_rate=1e-3)
     with pytest.raises(ValueError, match="tail_given"):
@@ -144,6 +146,25 @@ def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
     _, _, labels = _batch(tok, prompts[:64], completions[:64], ends[:64], given[:64])
     for row, (p, c, g, end) in enumerate(zip(prompts[:64], completions[:64], given[:64], ends[:64])):
         assert int((labels[row] != -100).sum()) == len(c) - g + end  # loss only after the given characters
+
+
+def test_mask_rows_teach_copying_one_digit_and_never_a_hard_sum():
+    import random
+
+    from mentor.lab.pretrain import PRETRAIN_DEFAULTS, training_rows
+
+    hp = {**PRETRAIN_DEFAULTS, "mask_share": 1.0}
+    prompts, completions, ends, given = training_rows(hp, random.Random(0))(500, step=0)
+    columns = set()
+    for prompt, completion, end, g in zip(prompts, completions, ends, given):
+        assert prompt.startswith(data.HINT_MARKER)
+        hint_line, question = prompt.split("\n", 1)
+        mask = hint_line[len(data.HINT_MARKER):]
+        c = next(i for i, ch in enumerate(mask) if ch != "_")
+        columns.add(c)
+        assert len(mask) == 4 and mask.count("_") == 3 and not _is_hard(question)  # one digit; an easy question
+        assert g == 1 + c and completion[g:] == mask[c] and not end  # only the hinted digit is trained, then cut
+    assert columns == {0, 1, 2}
 
 
 def _is_hard(prompt: str) -> bool:

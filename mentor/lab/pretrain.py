@@ -35,6 +35,9 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "tail_share": 0.35,      # share of rows (from tail_start on) that are hard problems trained on their last digits
     "tail_given": [2, 3],    # how many leading answer digits such a row is given, untrained
     "tail_start": 700,       # first step with tail rows: the easy level's carry is learned first
+    # The mask-hint probe (docs/lab.md, benchmarks/lab_mask_probe.py); 0 leaves the default policy as it is.
+    "mask_share": 0.0,       # share of rows (every step) that are one-digit *mask-hint* copy rows: see training_rows
+    "tail_mask_share": 0.0,  # share of tail rows whose prompt carries a mask hint of one of their (random) given digits
     "level": "easy",
     "model": {},             # overrides of mentor.lab.model.MODEL_DEFAULTS
 }
@@ -80,6 +83,9 @@ def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
     from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
 
     hp = _hparams(hparams)
+    for probe_hp in ("mask_share", "tail_mask_share"):  # probe hyper-parameters: off by default, key unchanged
+        if not hp[probe_hp]:
+            del hp[probe_hp]
     spec = {
         "lab_version": LAB_VERSION,
         "seed": seed,
@@ -130,13 +136,30 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
     def sample(n: int, step: int):
         prompts, completions, ends, given = [], [], [], []
         for _ in range(n):
+            if hp["mask_share"] and rng.random() < hp["mask_share"]:
+                # Mask-hint copy row (probe): `Hint: _7__` + an easy question; the response is a random
+                # hard-looking sum, given (no loss) up to column c, then its digit at c (the hint's) trained,
+                # then cut (no EOS). Teaches "column c of my answer is the hint's digit", never a hard sum.
+                a, b = pairs[rng.randrange(len(pairs))]
+                answer, c = random_hard_sum(), rng.randrange(3)
+                prompts.append(labdata.hint_prompt(labdata.format_prompt(a, b), labdata.mask_hint(answer, c)))
+                completions.append(" " + answer[:c + 1])
+                ends.append(False)
+                given.append(1 + c)
+                continue
             if hp["tail_share"] and step >= hp["tail_start"] and rng.random() < hp["tail_share"]:
                 a, b = hard_pairs[rng.randrange(len(hard_pairs))]
-                prompts.append(labdata.format_prompt(a, b))
                 # The leading two digits are random: the true thousands and hundreds are never shown.
-                completions.append(" " + random_hard_sum()[:2] + labdata.format_answer(a, b)[2:])
+                shown = random_hard_sum()[:2] + labdata.format_answer(a, b)[2:]
+                k = rng.choice(hp["tail_given"])
+                prompt = labdata.format_prompt(a, b)
+                if hp["tail_mask_share"] and rng.random() < hp["tail_mask_share"]:
+                    c = rng.randrange(k)  # a mask hint of one given digit: tens/units then learned under a hint line
+                    prompt = labdata.hint_prompt(prompt, labdata.mask_hint(shown, c))
+                prompts.append(prompt)
+                completions.append(" " + shown)
                 ends.append(True)
-                given.append(1 + rng.choice(hp["tail_given"]))
+                given.append(1 + k)
                 continue
             hinted = bool(hp["hint_share"]) and rng.random() < hp["hint_share"]
             copy_only = hinted and bool(hp["hint_copy_share"]) and rng.random() < hp["hint_copy_share"]
