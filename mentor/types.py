@@ -79,7 +79,13 @@ class FailedGroup:
         return cls(row["problem_id"], row["task"], row["prompt"], dict(row["reference"]), attempts, list(hints))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Written out, not dataclasses.asdict: asdict deep-copies every reference and feedback value, and each
+        # group is converted once per graph run (a third of the rules backend's own time).
+        return {"problem_id": self.problem_id, "task": self.task, "prompt": self.prompt,
+                "reference": dict(self.reference),
+                "attempts": [{"completion": a.completion, "reward": a.reward, "feedback": a.feedback}
+                             for a in self.attempts],
+                "previous_hints": list(self.previous_hints)}
 
 
 @dataclass
