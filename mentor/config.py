@@ -73,7 +73,7 @@ class MentorConfig:
         mixed_share: share of the group hinted under `mixed`. Default 0.5.
         max_rounds: diagnose-hint-regenerate rounds per group per step; a round escalates the tier. Default 1.
         hint_placement: `prompt` (appended to the user turn; default) or `prefix` (a partial solution that
-            starts the response).
+            starts the response; for a conversational prompt, the start of the assistant turn).
         strip_hint: train the hinted completion after the original prompt (off-policy). With `prefix` placement and
             no `train_prefix`, that is the continuation alone. Default False.
         train_prefix: with `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part

@@ -165,9 +165,5 @@ class Mentor:
         if columns is not None and ("image" in columns or "images" in columns):
             raise NotImplementedError("the mentor does not support image datasets yet")
         task = dataset_task(self.config, columns)
-        if self.config.hint_placement == "prefix" and columns and "prompt" in columns:
-            if not isinstance(trainer.train_dataset[0]["prompt"], str):
-                raise InputError("hint_placement: prefix needs plain-text prompts; this dataset is "
-                                 "conversational. Use hint_placement: prompt")
         trainer._mentor_attached = True
         return task

@@ -104,20 +104,19 @@ class InStepHook:
     def generate(self, prompts):
         if self.rows is None or not self.trainer.model.training:
             return self.generate_raw(prompts)  # evaluation, or a call from outside a training step
-        hints = [""] * len(prompts)
+        originals, hints = prompts, [""] * len(prompts)
         if self.config.mode == "next_attempt":
-            prompts = list(prompts)
-            for i, row in enumerate(self.rows):
-                hint = self.callback.pending.get(problem_id(row))
-                if hint:
-                    prompts[i], hints[i] = self.hinted_prompt(prompts[i], hint), hint
+            hints = [self.callback.pending.get(problem_id(row), "") for row in self.rows]
+            if any(hints) and self.config.hint_placement == "prefix":
+                prompts = [self.rendered(p) for p in prompts]  # one batch, one prompt type: TRL reads the first
+            prompts = [self.hinted_prompt(p, h) if h else p for p, h in zip(prompts, hints)]
         out = Generation(*self.generate_raw(prompts))
-        out.completions = self.whole_responses(hints, out.completions)
+        out.completions = self.whole_responses(originals, hints, out.completions)
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
-        rewards = self.score_raw(rows, prompts, out.completions, out.completion_ids)  # the whole batch's
+        rewards = self.score_raw(rows, originals, out.completions, out.completion_ids)  # the whole batch's
         out.extra_fields = {**out.extra_fields, "mentor_hint": hints}
-        self.intervene(prompts, rows, out, rewards)
+        self.intervene(originals, rows, out, rewards)
         self.cached_rewards = rewards
         self.trainer._log_completion_extra("mentor_hint", list(out.extra_fields["mentor_hint"]))  # the table's column
         return out.astuple()
@@ -247,18 +246,40 @@ class InStepHook:
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.callback.hint_history.get(pid, []) + history)
 
-    def whole_responses(self, hints: list[str], completions: list) -> list:
+    def whole_responses(self, originals: list, hints: list[str], completions: list) -> list:
         """What the verifier judges: with `prefix` placement, each hinted row's prefix followed by its completion
-        (the continuation generated after it); otherwise the completions as they are. `hints` is "" for a row
+        (the continuation generated after it), as a message list where the row's original prompt is one (a
+        rendered prompt came back as text); otherwise the completions as they are. `hints` is "" for a row
         without a hint."""
         if self.config.hint_placement != "prefix":
             return completions
-        return [self.task.response_prefix(h) + c if h else c for h, c in zip(hints, completions)]
+        whole = []
+        for prompt, hint, completion in zip(originals, hints, completions):
+            if isinstance(completion, str):
+                completion = (self.task.response_prefix(hint) if hint else "") + completion
+                if not isinstance(prompt, str):
+                    completion = [{"role": "assistant", "content": completion}]
+            whole.append(completion)
+        return whole
+
+    def rendered(self, prompt: Any) -> str:
+        """The text the policy continues for `prompt`: a conversational prompt through the trainer's chat template
+        with its generation prompt, as TRL renders it, less a leading BOS that tokenizing the text adds again."""
+        if isinstance(prompt, str):
+            return prompt
+        tokenizer = self.trainer.processing_class
+        text = tokenizer.apply_chat_template(prompt, chat_template=self.trainer.chat_template, tokenize=False,
+                                             add_generation_prompt=True, **self.trainer.chat_template_kwargs)
+        bos = getattr(tokenizer, "bos_token", None)
+        if bos and text.startswith(bos) and tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]:
+            text = text[len(bos):]
+        return text
 
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
-        """The prompt the policy re-attempts: hint in the user turn, or as the start of the response."""
+        """The prompt the policy re-attempts: hint in the user turn, or as the start of the response (after a
+        conversational prompt's generation prompt, as text)."""
         if self.config.hint_placement == "prefix":
-            return prompt + self.task.response_prefix(hint)
+            return self.rendered(prompt) + self.task.response_prefix(hint)
         if isinstance(prompt, str):
             return self.task.hinted_prompt(prompt, hint)
         prompt = copy.deepcopy(prompt)
@@ -283,8 +304,9 @@ class InStepHook:
             hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
             gen = Generation(*self.generate_raw(hinted_prompts))
             hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
-            completions = gen.completions = self.whole_responses([r["mentor_hint"] for r in hint_rows],
-                                                                 gen.completions)
+            completions = gen.completions = self.whole_responses(
+                [prompts[g * G] for g, _ in mine for _ in range(G)], [r["mentor_hint"] for r in hint_rows],
+                gen.completions)
             pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
             batch_scores.append(self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
                                                completions, gen.completion_ids))

@@ -190,6 +190,62 @@ def test_next_attempt_with_prefix_placement_scores_the_whole_response(tmp_path):
     assert all(h and c.startswith(" " + h) for h, c in zip(second["hints"], second["completions"]))
 
 
+ROLE_TEMPLATE = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
+                 "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def chat_policy():
+    """A tiny policy whose tokenizer adds BOS itself and whose chat template also writes it, as Llama 3's do."""
+    from tokenizers.processors import TemplateProcessing
+
+    model, tokenizer = build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    tokenizer._tokenizer.post_processor = TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    tokenizer.chat_template = ROLE_TEMPLATE
+    return model, tokenizer
+
+
+def chat_dataset(n=16):
+    return make_dataset("hard", n, seed=0).map(lambda row: {"prompt": [{"role": "user", "content": row["prompt"]}]})
+
+
+def test_prefix_placement_continues_the_assistant_turn_of_a_conversational_prompt(tmp_path):
+    reward = RecordingReward()
+    model, tokenizer = chat_policy()
+    trainer = make_trainer(tmp_path, reward, dataset=chat_dataset(), policy=(model, tokenizer))
+    Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
+    seen = spy_on_loss(trainer)
+    trainer.train()
+    bos, prompts = tokenizer.bos_token_id, [[t for t in ids if t != tokenizer.pad_token_id] for ids in seen["prompt_ids"]]
+    completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
+    hints = {row["prompt"]: row["hint"] for row in TraceStore(tmp_path, readonly=True)}
+    originals = {q: tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
+                                                  tokenize=True, return_dict=True)["input_ids"] for q in hints}
+    assert len(hints) == 2 and all(ids.count(bos) == 1 and ids[0] == bos for ids in prompts)  # one BOS, not two
+    # Every re-attempt continued `<|assistant|>` + the partial answer: the successes train it after the original
+    # tokens of the chat prompt, the failures keep it on the prompt side.
+    prefix_ids = {q: tokenizer(text=" " + h, add_special_tokens=False)["input_ids"] for q, h in hints.items()}
+    successes = [q for q in hints for p, c in zip(prompts, completions)
+                 if p == originals[q] and c.startswith(" " + hints[q])]
+    failures = [q for q in hints for p in prompts if p == originals[q] + prefix_ids[q]]
+    assert len(successes) == len(failures) == G
+    # The reward functions see message lists, as for the rest of the batch, holding the whole response.
+    rescored = reward.calls[1]
+    assert all(isinstance(c, list) and c[0]["role"] == "assistant" for c in rescored["completions"])
+    assert all(c[0]["content"].startswith(" " + h) for c, h in zip(rescored["completions"], rescored["hints"]))
+    assert trainer.state.log_history[0]["mentor/collapse_rate_after"] == 0.0
+
+
+def test_next_attempt_with_prefix_placement_renders_a_conversational_batch(tmp_path):
+    reward = RecordingReward()
+    trainer = make_trainer(tmp_path, reward, max_steps=2, dataset=chat_dataset(2), policy=chat_policy())
+    Mentor.from_config({"mode": "next_attempt", "hint_placement": "prefix"}).attach(trainer)
+    seen = spy_on_loss(trainer)
+    trainer.train()
+    second = reward.calls[1]
+    assert all(h and c[0]["content"].startswith(" " + h) for h, c in zip(second["hints"], second["completions"]))
+    assert all(list(ids).count(trainer.processing_class.bos_token_id) == 1 for ids in seen["prompt_ids"])
+
+
 class LastRowReward(RecordingReward):
     """Pays only the last row of each hinted group: under `mixed`, the rows spliced in all fail."""
 
