@@ -87,11 +87,11 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    policy = pretrain.pretrained_policy(num_threads=1, **MASK_POLICY)  # before the swap: pre-training uses the hints
     swap_in_mask_hints(args.column, args.rule)
     settings = demo.DemoSettings(steps=args.steps, seeds=[args.seed], arms=[args.arm], strategy=STRATEGY,
                                  learning_rate=args.learning_rate, pretrain=MASK_POLICY)
     out = Path(args.out) / (args.arm + {"static_hints": f"-{args.column}", "mentor": f"-{args.rule}"}.get(args.arm, ""))
-    policy = pretrain.pretrained_policy(num_threads=1, **MASK_POLICY)
     result = demo.run_arm(args.arm, args.seed, policy, settings, out)
     print(json.dumps({"arm": args.arm, "column": args.column, "rule": args.rule, "seed": args.seed,
                       "heldout_acc_after": result["heldout_acc_after"], "hint_reliance": result["hint_reliance"],
