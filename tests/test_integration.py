@@ -215,7 +215,8 @@ def test_prefix_placement_continues_the_assistant_turn_of_a_conversational_promp
     Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
     seen = spy_on_loss(trainer)
     trainer.train()
-    bos, prompts = tokenizer.bos_token_id, [[t for t in ids if t != tokenizer.pad_token_id] for ids in seen["prompt_ids"]]
+    bos = tokenizer.bos_token_id
+    prompts = [[t for t in ids if t != tokenizer.pad_token_id] for ids in seen["prompt_ids"]]
     completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
     hints = {row["prompt"]: row["hint"] for row in TraceStore(tmp_path, readonly=True)}
     originals = {q: tokenizer.apply_chat_template([{"role": "user", "content": q}], add_generation_prompt=True,
