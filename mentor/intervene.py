@@ -15,6 +15,7 @@ each rank splices the rows it holds. Every rank makes the same collective calls 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 from collections import Counter
 from dataclasses import dataclass
@@ -270,10 +271,16 @@ class InStepHook:
         tokenizer = self.trainer.processing_class
         text = tokenizer.apply_chat_template(prompt, chat_template=self.trainer.chat_template, tokenize=False,
                                              add_generation_prompt=True, **self.trainer.chat_template_kwargs)
-        bos = getattr(tokenizer, "bos_token", None)
-        if bos and text.startswith(bos) and tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]:
-            text = text[len(bos):]
+        if self.tokenizer_adds_bos and text.startswith(tokenizer.bos_token):
+            text = text[len(tokenizer.bos_token):]
         return text
+
+    @functools.cached_property
+    def tokenizer_adds_bos(self) -> bool:
+        """Whether tokenizing text, as TRL does for a plain prompt, puts the BOS token first by itself."""
+        tokenizer = self.trainer.processing_class
+        return bool(getattr(tokenizer, "bos_token", None)) and \
+            tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]
 
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
         """The prompt the policy re-attempts: hint in the user turn, or as the start of the response (after a
@@ -301,7 +308,8 @@ class InStepHook:
         batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
 
         def regenerate(mine: list[tuple[int, Intervention]]) -> list[Generation]:
-            hinted_prompts = [self.hinted_prompt(prompts[g * G], iv.hint) for g, iv in mine for _ in range(G)]
+            # One hinted prompt per group, G times (TRL's `_generate` copies its prompts before it changes them).
+            hinted_prompts = [p for g, iv in mine for p in [self.hinted_prompt(prompts[g * G], iv.hint)] * G]
             gen = Generation(*self.generate_raw(hinted_prompts))
             hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
             completions = gen.completions = self.whole_responses(
