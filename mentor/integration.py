@@ -72,6 +72,9 @@ class MentorCallback(TrainerCallback, ExportableState):
         self.pending: dict[str, str] = {}  # problem_id -> hint for its next sampling (mode: next_attempt)
         self.totals: dict[str, float] = {}  # run-long counters of the mentor/* metrics
         self.store: TraceStore | None = None
+        self.trace_dir: str | None = None  # where this process writes traces (rank 0 only); None: it writes none
+        self.first_step = 0  # the global step this training started (or resumed) at
+        self.trace_warned = False
 
     def state(self) -> dict[str, Any]:
         return {"args": {}, "attributes": {"hint_history": self.hint_history, "pending": self.pending,
@@ -82,14 +85,47 @@ class MentorCallback(TrainerCallback, ExportableState):
         if saved and state.global_step > 0:  # resuming: restore in place, the hook holds this object
             for name, value in saved.get("attributes", {}).items():
                 setattr(self, name, value)
-        if self.mentor is not None and self.mentor.config.traces and self.store is None:
-            if args.process_index == 0:
-                self.store = TraceStore(args.output_dir)
+        if self.mentor is not None and self.mentor.config.traces and args.process_index == 0:
+            self.trace_dir, self.first_step = args.output_dir, state.global_step
+            try:
+                self.trace_store()
+            except Exception as e:  # a locked or broken file: log_step tries again, and counts it if it fails
+                self.trace_failed(e)
+
+    def trace_store(self) -> TraceStore:
+        """The open trace store, opened if needed. Opening drops what the store holds from `first_step` on.
+
+        Records are dropped rather than made unique by (step, round, group): after a resume, the stopped run's
+        records past the checkpoint describe steps that were undone, and the resumed run may mentor other groups
+        at those steps (an llm backend, a changed config), so replacing key by key would keep some of them.
+        """
+        if self.store is None:
+            store = TraceStore(self.trace_dir)
+            try:
+                dropped = store.drop_from(self.first_step)
+            except Exception:
+                store.close()
+                raise
+            if dropped:
+                logger.warning("training starts at step %d: dropped %d intervention(s) of step %d and later "
+                               "from %s, which a stopped run wrote after its last checkpoint", self.first_step,
+                               dropped, self.first_step, store.path)
+            self.store = store
+        return self.store
+
+    def trace_failed(self, error: Exception) -> None:
+        """Warns once per run; later failures only count in `mentor/trace_errors`."""
+        if not self.trace_warned:
+            self.trace_warned = True
+            logger.warning("cannot write the traces in %s (%s: %s); training goes on without them while "
+                           "this lasts, and each step's lost write counts in mentor/trace_errors (see "
+                           "docs/traces.md)", self.trace_dir, type(error).__name__, error)
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.store is not None:
             self.store.close()
             self.store = None
+        self.trace_dir = None
 
     def remember(self, row: dict[str, Any], intervention: Intervention) -> None:
         pid = problem_id(row)
@@ -98,13 +134,19 @@ class MentorCallback(TrainerCallback, ExportableState):
             self.pending[pid] = intervention.hint
 
     def log_step(self, trainer, step: int, metrics: dict[str, float], records: list[dict[str, Any]]) -> None:
-        """Metrics into the trainer's logs (so every reporter sees them); records into the trace store."""
+        """Records into the trace store; metrics, `mentor/trace_errors` (1 if the write failed) among them, into
+        the trainer's logs (so every reporter sees them)."""
+        metrics = {**metrics, "mentor/trace_errors": 0}
+        if self.trace_dir is not None:
+            try:
+                self.trace_store().append(step, records, metrics)
+            except Exception as e:  # the traces are a by-product: no failure to write them may stop training
+                metrics["mentor/trace_errors"] = 1
+                self.trace_failed(e)
         for name, value in metrics.items():
             trainer._metrics["train"][name].append(float(value))
             if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s")):
                 self.totals[name] = self.totals.get(name, 0.0) + float(value)
-        if self.store is not None:
-            self.store.append(step, records, metrics)
 
 
 class Mentor:

@@ -116,6 +116,7 @@ class MentorRuntime:
         config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit},
                   "recursion_limit": 8 + 2 * self.config.max_leak_retries}
         nodes: list[dict[str, Any]] = []
+        outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
         started: dict[str, tuple[float, Any]] = {}
         state: dict[str, Any] = {}
         # Node records come from LangGraph's task stream: each node's input, output and wall time.
@@ -128,16 +129,59 @@ class MentorRuntime:
             else:
                 t0, node_input = started.pop(event["id"], (time.perf_counter(), None))
                 output = dict(event.get("result") or {})
+                view = _node_view(node_input)
+                own, inherited = _node_input(view, outputs)
                 nodes.append({"node": event["name"], "latency_s": time.perf_counter() - t0,
                               "backend": output.get("backend", {}).get(event["name"], ""),
-                              "input": _node_view(node_input), "output": _node_output(output),
+                              "input": own, "inherited": inherited, "output": _refer(_node_output(output), view),
                               "error": event.get("error") and str(event["error"])})
+                outputs.append(output)
         return to_intervention(group, state, nodes)
 
 
 def _node_view(node_input: Any) -> dict[str, Any]:
     """A node's input, less the group (the trace keeps it once) and the bookkeeping channels."""
     return {k: v for k, v in (node_input or {}).items() if k not in ("group", "backend", "fallbacks")}
+
+
+def _node_input(view: dict[str, Any], outputs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[int]]]:
+    """What a node's input holds that no earlier node's output gave it, and, for each key it did get, the earlier
+    nodes it came from: the latest writer, or every writer of an accumulating list (`leaked_drafts`).
+
+    Each input is the state so far, so storing it whole repeated every earlier output in every later node (a
+    1 MB draft became a 20 MB record); mentor.traces.node_io and the viewer rebuild the whole input.
+    """
+    own, inherited = {}, {}
+    for key, value in view.items():
+        sources = [j for j, out in enumerate(outputs) if key in out]
+        if sources and outputs[sources[-1]][key] == value:
+            inherited[key] = [sources[-1]]
+        elif (sources and isinstance(value, list) and all(isinstance(outputs[j][key], list) for j in sources)
+              and value == [item for j in sources for item in outputs[j][key]]):
+            inherited[key] = sources
+        else:
+            own[key] = value
+    return own, inherited
+
+
+LONG_TEXT = 256  # chars: an output string at least this long that repeats an input value is stored as a reference
+
+
+def _refer(value: Any, view: dict[str, Any]) -> Any:
+    """The output with each long string that repeats one of the node's input values (the checker's accepted
+    `hint` and rejected `leaked_drafts[i].draft` are its input `draft`) as `{"$input": key}`."""
+    texts = {v: k for k, v in view.items() if isinstance(v, str) and len(v) >= LONG_TEXT}
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return {"$input": texts[v]} if v in texts else v
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value) if texts else value
 
 
 def _node_output(output: dict[str, Any]) -> dict[str, Any]:

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
+import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
+
+from mentor.types import InputError
+
+logger = logging.getLogger("mentor")
 
 TRACE_FILE = "mentor/traces.sqlite"
+MAX_FIELD_CHARS = 1 << 20  # a string field longer than this (1 Mi characters) is stored cut, with a marker
+MAX_RECORD_CHARS = 1 << 24  # a record longer than this (16 Mi characters) has its fields cut harder until it fits
+# A write that finds the file locked waits up to BUSY_TIMEOUT_S, and is tried WRITE_ATTEMPTS times: a few seconds
+# at most, after which the caller (MentorCallback) counts the failure and training goes on.
+BUSY_TIMEOUT_S = 1.0
+WRITE_ATTEMPTS = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS interventions (
@@ -18,6 +30,56 @@ CREATE TABLE IF NOT EXISTS interventions (
 CREATE INDEX IF NOT EXISTS interventions_step ON interventions(step);
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL);
 """
+
+
+def truncate(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+    """The value with every string longer than `limit` cut to `limit` characters plus "…[truncated K chars]"."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…[truncated {len(value) - limit} chars]"
+    if isinstance(value, dict):
+        return {k: truncate(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        return [truncate(v, limit) for v in value]
+    return value
+
+
+def bounded(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The record and its JSON text, its strings cut so that each is at most MAX_FIELD_CHARS and the whole text
+    at most MAX_RECORD_CHARS (SQLite refuses a value over 1 GB; a model can write a 50 MB reply)."""
+    text = json.dumps(record)
+    if len(text) <= MAX_FIELD_CHARS:  # the common case: then no string in it can be longer
+        return record, text
+    limit = MAX_FIELD_CHARS
+    while True:
+        cut = truncate(record, limit)
+        text = json.dumps(cut)
+        if len(text) <= MAX_RECORD_CHARS or limit <= 64:
+            return cut, text
+        limit //= 4
+
+
+def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each node record with its whole `input` and `output`, as the node saw and returned them.
+
+    A record stores only what a node added (mentor/runtime.py): input keys that an earlier node wrote are named
+    in `inherited` with the node(s) that wrote them, and an output string that repeats an input value is
+    `{"$input": key}`. The viewer's script rebuilds them the same way.
+    """
+    def deref(value: Any, inputs: dict[str, Any]) -> Any:
+        if isinstance(value, dict):
+            if list(value) == ["$input"]:
+                return inputs.get(value["$input"])
+            return {k: deref(v, inputs) for k, v in value.items()}
+        return [deref(v, inputs) for v in value] if isinstance(value, list) else value
+
+    full: list[dict[str, Any]] = []
+    for node in nodes:
+        inputs = dict(node.get("input") or {})
+        for key, sources in (node.get("inherited") or {}).items():
+            values = [(full[j]["output"] or {}).get(key) if j < len(full) else None for j in sources]
+            inputs[key] = values[0] if len(values) == 1 else [item for v in values for item in v or []]
+        full.append({**node, "input": inputs, "output": deref(node.get("output"), inputs)})
+    return full
 
 
 def trace_path(run_dir: str | Path) -> Path:
@@ -31,37 +93,108 @@ class TraceStore:
 
     Args:
         path: the run directory (traces go to `<path>/mentor/traces.sqlite`) or the `.sqlite` file itself.
-        readonly: open an existing store for reading only.
+        readonly: open an existing store for reading only; InputError if it is not one.
+        on_problem: called with a message for each row that cannot be read (it is skipped); default: a warning
+            on the "mentor" logger. Each row is reported once.
     """
 
-    def __init__(self, path: str | Path, readonly: bool = False):
+    def __init__(self, path: str | Path, readonly: bool = False, on_problem: Callable[[str], None] | None = None):
         self.path = trace_path(path)
+        self.on_problem = on_problem or logger.warning
+        self.reported: set[tuple[str, int]] = set()
         if readonly:
             if not self.path.exists():
                 raise FileNotFoundError(f"no mentor traces at {self.path}: was the run made with `traces: true`?")
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
+                                      timeout=BUSY_TIMEOUT_S)
+            self._check()
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.executescript(SCHEMA)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            self._write(lambda: (self.db.execute("PRAGMA journal_mode=WAL"), self.db.executescript(SCHEMA)))
         self.db.row_factory = sqlite3.Row
 
+    def _check(self) -> None:
+        """Refuses, naming the file, one that is not SQLite, is corrupt, or holds no trace tables."""
+        fix = "give a run directory (the trainer's output_dir) or the mentor/traces.sqlite a training run wrote"
+        try:
+            tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            self.db.close()
+            raise InputError(f"{self.path} is not a readable SQLite file ({e}); {fix}") from None
+        if not {"interventions", "steps"} <= tables:
+            self.db.close()
+            what = "is empty (0 bytes)" if self.path.stat().st_size == 0 else \
+                f"is SQLite but not a mentor trace store (its tables: {', '.join(sorted(tables)) or 'none'})"
+            raise InputError(f"{self.path} {what}; {fix}")
+
+    def _write(self, write: Callable[[], Any]) -> Any:
+        """Runs `write` in one transaction, again if the file was locked (another process writing it), at most
+        WRITE_ATTEMPTS times; then raises. Other errors (a record SQLite refuses, a full disk) raise at once."""
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                with self.db:
+                    return write()
+            except sqlite3.OperationalError as e:
+                if attempt == WRITE_ATTEMPTS or not ("locked" in str(e) or "busy" in str(e)):
+                    raise
+                time.sleep(0.05 * attempt)
+
     def append(self, step: int, records: list[dict[str, Any]], metrics: dict[str, float] | None = None) -> None:
-        """Write one step's intervention records (and its metrics) in one transaction."""
-        with self.db:
+        """Write one step's intervention records (and its metrics) in one transaction.
+
+        Strings longer than MAX_FIELD_CHARS are cut (see `bounded`). Raises sqlite3.Error if the write fails
+        after WRITE_ATTEMPTS tries (a few seconds at most).
+        """
+        rows = []
+        for r in records:
+            r, text = bounded(r)
+            rows.append((step, r.get("group", 0), r.get("round", 1), r["problem_id"], r.get("task"),
+                         r.get("diagnosis", {}).get("error_class"), r.get("tier"), r.get("hint"),
+                         int(bool(r.get("withheld"))), int(bool(r.get("recovered"))),
+                         len(r.get("leak", {}).get("leaked_drafts", [])), text))
+
+        def write():
             self.db.executemany(
                 "INSERT INTO interventions (step, grp, round, problem_id, task, error_class, tier, hint, withheld,"
-                " recovered, leaks, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [(step, r.get("group", 0), r.get("round", 1), r["problem_id"], r.get("task"),
-                  r.get("diagnosis", {}).get("error_class"), r.get("tier"), r.get("hint"), int(bool(r.get("withheld"))),
-                  int(bool(r.get("recovered"))), len(r.get("leak", {}).get("leaked_drafts", [])), json.dumps(r))
-                 for r in records])
+                " recovered, leaks, record) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
             if metrics is not None:
                 self.db.execute("INSERT OR REPLACE INTO steps (step, metrics) VALUES (?, ?)",
                                 (step, json.dumps(metrics)))
 
-    # --- read API ---------------------------------------------------------------------------------------
+        self._write(write)
+
+    def drop_from(self, step: int) -> int:
+        """Deletes the interventions and step metrics of `step` and later; returns how many interventions.
+
+        A run resumed from a checkpoint at global step N redoes steps N, N+1...: what the stopped run wrote for
+        them describes training the checkpoint does not hold, so it goes before the resumed run writes them again.
+        """
+        def write():
+            self.db.execute("DELETE FROM steps WHERE step >= ?", (step,))
+            return self.db.execute("DELETE FROM interventions WHERE step >= ?", (step,)).rowcount
+
+        return self._write(write)
+
+    def _skip(self, table: str, key: int, problem: str) -> None:
+        if (table, key) not in self.reported:
+            self.reported.add((table, key))
+            column = "id" if table == "interventions" else "step"
+            self.on_problem(f"{self.path}: {table} row {column}={key} {problem}; skipped. Delete it with: "
+                            f"sqlite3 {self.path} 'DELETE FROM {table} WHERE {column} = {key}'")
+
+    def _parsed(self, table: str, key: int, text: Any) -> dict[str, Any] | None:
+        """A row's JSON object, or None (reported) when it is not one."""
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as e:
+            self._skip(table, key, f"is not JSON ({e})")
+            return None
+        if not isinstance(value, dict):
+            self._skip(table, key, f"is JSON but not an object ({type(value).__name__})")
+            return None
+        return value
+
     def count(self) -> int:
         return self.db.execute("SELECT COUNT(*) FROM interventions").fetchone()[0]
 
@@ -69,9 +202,11 @@ class TraceStore:
                       error_class: str | None = None, recovered: bool | None = None,
                       withheld: bool | None = None, tier: int | None = None, after_id: int = 0,
                       limit: int | None = None) -> list[dict[str, Any]]:
-        """Intervention records, oldest first, filtered; each has its store `id`."""
-        return [{"id": row["id"], **json.loads(row["record"])}
-                for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)]
+        """Intervention records, oldest first, filtered; each has its store `id`. A row that is not a JSON
+        object is reported (`on_problem`) and skipped."""
+        rows = self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)
+        return [{"id": row["id"], **value} for row in rows
+                if (value := self._parsed("interventions", row["id"], row["record"])) is not None]
 
     def interventions_json(self, step_min: int | None = None, step_max: int | None = None,
                            error_class: str | None = None, recovered: bool | None = None,
@@ -81,9 +216,17 @@ class TraceStore:
 
         For readers that pass records on as JSON (the trace viewer): no parse and re-serialise. The text is
         what `json.dumps` wrote, so it may hold NaN or Infinity (a reward of -inf), which strict JSON lacks.
+        SQLite's json_valid vouches for the rest; a row it doubts is parsed here, and skipped if it is not an
+        object.
         """
-        return [f'{{"id":{row["id"]},{row["record"][1:]}' if row["record"] != "{}" else f'{{"id":{row["id"]}}}'
-                for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)]
+        texts = []
+        for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit):
+            text = row["record"]
+            if row["kind"] != "object" and self._parsed("interventions", row["id"], text) is None:
+                continue
+            body = text.strip()[1:].lstrip()  # the object's members and its closing brace
+            texts.append(f'{{"id":{row["id"]}' + ("," if body[:1] != "}" else "") + body)
+        return texts
 
     def _select(self, step_min, step_max, error_class, recovered, withheld, tier, after_id, limit):
         where, args = ["id > ?"], [after_id]
@@ -93,19 +236,23 @@ class TraceStore:
             if value is not None:
                 where.append(clause)
                 args.append(value)
-        sql = f"SELECT id, record FROM interventions WHERE {' AND '.join(where)} ORDER BY id"
+        sql = (f"SELECT id, record, CASE WHEN json_valid(record) THEN json_type(record) END AS kind"
+               f" FROM interventions WHERE {' AND '.join(where)} ORDER BY id")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return self.db.execute(sql, args)
 
     def get(self, intervention_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT id, record FROM interventions WHERE id = ?", (intervention_id,)).fetchone()
-        return {"id": row["id"], **json.loads(row["record"])} if row else None
+        value = self._parsed("interventions", row["id"], row["record"]) if row else None
+        return {"id": row["id"], **value} if value is not None else None
 
     def steps(self) -> list[dict[str, Any]]:
-        """Per-step metrics (`step` plus the `mentor/*` figures of that step), in step order."""
-        return [{"step": row["step"], **json.loads(row["metrics"])}
-                for row in self.db.execute("SELECT step, metrics FROM steps ORDER BY step")]
+        """Per-step metrics (`step` plus the `mentor/*` figures of that step), in step order. A row whose metrics
+        are not a JSON object is reported (`on_problem`) and skipped."""
+        return [{"step": row["step"], **value}
+                for row in self.db.execute("SELECT step, metrics FROM steps ORDER BY step")
+                if (value := self._parsed("steps", row["step"], row["metrics"])) is not None]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.interventions())

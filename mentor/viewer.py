@@ -18,6 +18,7 @@ import html
 import json
 import math
 import os
+import sqlite3
 import sys
 import threading
 from datetime import datetime, timezone
@@ -117,16 +118,27 @@ class TraceSource:
         if self.kind == "jsonl":
             if not self.path.is_file():
                 raise InputError(f"no such file: {self.path}")
-        elif not wait:
+        elif not wait or trace_path(self.path).exists():  # a file that is there is checked now, before serving
             self._open()
 
     def _open(self) -> TraceStore | None:
         if self.store is None:
-            try:
-                self.store = TraceStore(self.path, readonly=True)
+            try:  # a bad row is reported on stderr, once, and skipped, as a bad JSONL line is
+                self.store = TraceStore(self.path, readonly=True, on_problem=lambda m: print(m, file=sys.stderr))
             except FileNotFoundError as e:
                 raise InputError(str(e)) from None
         return self.store
+
+    def _read(self, read):
+        """`read(store)` under the lock; [] while a live run has written nothing; InputError naming the file if
+        SQLite cannot read it (corrupted, or replaced by another file, while it is served)."""
+        with self.lock:
+            store = self._store()
+            try:
+                return read(store) if store else []
+            except sqlite3.DatabaseError as e:
+                raise InputError(f"cannot read {self.label} ({e}): is it a trace store a run wrote, and whole? "
+                                 f"Restore it, or view another run") from None
 
     def _store(self) -> TraceStore | None:
         if self.store is None and not trace_path(self.path).exists():
@@ -139,25 +151,20 @@ class TraceSource:
             if self.kind == "jsonl":
                 records = [r for r in self.jsonl.read() if r["id"] > after_id]
                 return records[:limit] if limit is not None else records
-            store = self._store()
-            return store.interventions(after_id=after_id, limit=limit) if store else []
+        return self._read(lambda store: store.interventions(after_id=after_id, limit=limit))
 
     def interventions_json(self, after_id: int = 0, limit: int | None = None) -> list[str]:
         """The same records as strict JSON texts; from a store without parsing them (a 10,000-record run is
         tens of MB), except the rare record that holds NaN or Infinity."""
         if self.kind == "jsonl":
             return [to_json(r) for r in self.interventions(after_id, limit)]
-        with self.lock:
-            store = self._store()
-            texts = store.interventions_json(after_id=after_id, limit=limit) if store else []
+        texts = self._read(lambda store: store.interventions_json(after_id=after_id, limit=limit))
         return [to_json(json.loads(t)) if "NaN" in t or "Infinity" in t else t for t in texts]
 
     def steps(self) -> list[dict[str, Any]]:
         if self.kind == "jsonl":
             return []
-        with self.lock:
-            store = self._store()
-            return store.steps() if store else []
+        return self._read(lambda store: store.steps())
 
     @property
     def label(self) -> str:

@@ -24,6 +24,8 @@ from urllib.parse import urlparse
 import pytest
 from test_graph import ARITHMETIC
 
+from mentor.traces import node_io
+
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "chrome")
 
 
@@ -619,6 +621,12 @@ def test_opening_an_intervention_shows_attempts_nodes_hint_drafts_and_reattempt(
     output = json.loads(browser.wait_for(  # the page fills the <pre> when the <details> opens
         "document.querySelector(\"#detail .node[data-node='leakage_checker'] details.output pre\")?.textContent"))
     assert output == next(n for n in hinted["nodes"] if n["node"] == "leakage_checker")["output"]
+    # The last node's whole input, rebuilt from what earlier nodes wrote (its record stores only what it added).
+    last = f"#detail .node:nth-child({len(hinted['nodes'])}) details.input"
+    browser.click(f"{last} summary")
+    shown = json.loads(browser.wait_for(f"document.querySelector(\"{last} pre\")?.textContent"))
+    assert shown == node_io(hinted["nodes"])[-1]["input"] and hinted["nodes"][-1]["inherited"]
+    assert shown["leaked_drafts"] == hinted["leak"]["leaked_drafts"] and shown["draft"] == hinted["hint"]
 
     withheld = store.interventions(withheld=True)[0]
     browser.js(f"mentorViewer.showDetail({withheld['id']})")

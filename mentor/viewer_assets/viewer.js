@@ -495,14 +495,14 @@
         x.reason ? h('div', { class: 'muted reason', text: x.reason }) : null);
     }) : h('p', { class: 'muted', text: 'none: the first draft passed the leakage checker' })));
 
-    var nodes = r.nodes || [];
+    var nodes = r.nodes || [], io = nodeIO(nodes);
     el.appendChild(h('h3', { text: 'Nodes (' + nodes.length + ')' }));
     el.appendChild(h('div', { class: 'nodes' }, nodes.map(function (nd, i) {
       return h('div', { class: 'node', 'data-node': nd.node },
         h('div', { class: 'nh' }, h('span', { class: 'muted', text: String(i + 1) + '.' }), h('b', { text: nd.node }),
           h('span', { class: 'latency', text: ms(nd.latency_s) }), h('span', { class: 'badge backend', text: nd.backend || '?' })),
         nd.error ? h('div', { class: 'errorbox', text: nd.error }) : null,
-        lazyJson('input', nd.input), lazyJson('output', nd.output));
+        lazyJson('input', io[i].input), lazyJson('output', io[i].output));
     })));
     if ((r.fallbacks || []).length) {
       el.appendChild(h('h3', { text: 'LLM fallbacks' }));
@@ -514,6 +514,31 @@
       el.appendChild(h('div', { class: 'reattempt' }, r.reattempt.length ? completionTable(r.reattempt)
         : h('p', { class: 'muted', text: given ? 'no re-attempt recorded' : 'no hint, so no re-attempt' })));
     }
+  }
+
+  // Each node's whole input and output. A record stores only what a node added (mentor/runtime.py): input keys an
+  // earlier node wrote are named in `inherited` with the node(s) that wrote them (several: an accumulating list),
+  // and an output string that repeats an input value is {"$input": key}. mentor.traces.node_io does the same.
+  function nodeIO(nodes) {
+    var full = [];
+    nodes.forEach(function (nd) {
+      var input = Object.assign({}, nd.input || {}), inherited = nd.inherited || {};
+      Object.keys(inherited).forEach(function (k) {
+        var values = inherited[k].map(function (j) { return full[j] && full[j].output ? full[j].output[k] : undefined; });
+        input[k] = values.length === 1 ? values[0] : [].concat.apply([], values);
+      });
+      full.push({ input: input, output: deref(nd.output, input) });
+    });
+    return full;
+  }
+
+  function deref(value, input) {
+    if (Array.isArray(value)) return value.map(function (v) { return deref(v, input); });
+    if (!value || typeof value !== 'object') return value;
+    var keys = Object.keys(value), out = {};
+    if (keys.length === 1 && keys[0] === '$input') return input[value.$input];
+    keys.forEach(function (k) { out[k] = deref(value[k], input); });
+    return out;
   }
 
   function lazyJson(label, value) {
