@@ -187,6 +187,7 @@ def test_a_bad_row_is_reported_and_skipped(tmp_path, capsys):
     assert "interventions row id=3 is JSON but not an object" in err and str(store.path) in err
     page = out.read_text()
     data = json.loads(page[page.index('<script type="application/json"'):].split(">", 1)[1].split("</script>")[0])
-    assert [r["problem_id"] for r in data["interventions"]] == ["p0", "p1"] and data["interventions"][1]["reward"] == "-inf"
+    assert [r["problem_id"] for r in data["interventions"]] == ["p0", "p1"]
+    assert data["interventions"][1]["reward"] == "-inf"  # a NaN or infinite record still passes (json_valid doubts it)
     assert [s["step"] for s in data["steps"]] == [0, 2]
     assert [r["problem_id"] for r in store.interventions()] == ["p0", "p1"]

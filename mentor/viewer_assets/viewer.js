@@ -524,7 +524,9 @@
     nodes.forEach(function (nd) {
       var input = Object.assign({}, nd.input || {}), inherited = nd.inherited || {};
       Object.keys(inherited).forEach(function (k) {
-        var values = inherited[k].map(function (j) { return full[j] && full[j].output ? full[j].output[k] : undefined; });
+        var values = inherited[k].map(function (j) {
+          return full[j] && full[j].output ? full[j].output[k] : undefined;
+        });
         input[k] = values.length === 1 ? values[0] : [].concat.apply([], values);
       });
       full.push({ input: input, output: deref(nd.output, input) });
