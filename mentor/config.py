@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,10 @@ class LLMConfig:
         model: model name on the server, or the Hugging Face model id for `hf`.
         base_url: the server's URL, e.g. `http://localhost:8000/v1` for `vllm serve`. Default: the provider's.
         api_key_env: environment variable holding the API key (a vLLM server accepts any key).
-        timeout_s: per-request timeout, in seconds.
-        max_retries: transport retries (connection errors, 5xx) per request.
+        timeout_s: bound on each request's whole time, in seconds, the client's transport retries (and any
+            `Retry-After` wait) included; past it the request is cancelled and `rules` takes over. Default 10, so
+            that four `llm` nodes on a server that never answers still leave a 60 s group time for the fallback.
+        max_retries: transport retries (connection errors, 429, 5xx) per request, inside `timeout_s`.
         parse_retries: extra requests when the answer is not the JSON the node needs; then `rules` takes over.
         max_concurrency: requests in flight at once, over all groups.
         temperature: sampling temperature of the mentor model.
@@ -37,7 +41,7 @@ class LLMConfig:
     model: str = "gpt-4o-mini"
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 30.0
+    timeout_s: float = 10.0
     max_retries: int = 1
     parse_retries: int = 1
     max_concurrency: int = 16
@@ -46,6 +50,7 @@ class LLMConfig:
 
     def __post_init__(self):
         _check_types(self, "llm.")
+        _check_ranges(self, _LLM_RANGES, "llm.")
 
 
 @dataclass
@@ -109,6 +114,7 @@ class MentorConfig:
         if isinstance(self.llm, dict):
             self.llm = _build(LLMConfig, self.llm, "llm")
         _check_types(self, "")
+        _check_ranges(self, _RANGES, "")
         self.nodes = {**{n: "rules" for n in NODES}, **self.nodes}
         for node, backend in self.nodes.items():
             if node not in NODES:
@@ -122,13 +128,17 @@ class MentorConfig:
                 raise InputError(f"{key}: '{getattr(self, key)}' is not one of {list(allowed)}")
         if self.llm.provider not in ("openai", "hf"):
             raise InputError(f"llm.provider: '{self.llm.provider}' must be 'openai' or 'hf'")
-        if self.max_leak_retries < 0 or self.max_rounds < 1 or self.k < 1 or not 0 < self.mixed_share <= 1:
-            raise InputError("max_leak_retries must be >= 0, max_rounds >= 1, k >= 1, 0 < mixed_share <= 1")
         if self.train_prefix and not (self.strip_hint and self.hint_placement == "prefix"):
             raise InputError("train_prefix: true needs hint_placement: prefix and strip_hint: true")
         if self.strip_hint and self.mode == "next_attempt":
             raise InputError("strip_hint: true applies to mode: in_step only; mode: next_attempt samples the problem "
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
+        llm_nodes = sum(backend == "llm" for backend in self.nodes.values())
+        if llm_nodes * self.llm.timeout_s >= self.timeout_s:  # a hung server would leave no time for `rules`
+            warnings.warn(f"llm.timeout_s: {self.llm.timeout_s} s x {llm_nodes} llm node(s) is not under timeout_s: "
+                          f"{self.timeout_s} s, so a server that never answers takes the group's whole time and "
+                          f"the rules fallback never gives its hint. Set llm.timeout_s below "
+                          f"{self.timeout_s / llm_nodes:g}, or raise timeout_s", UserWarning, stacklevel=3)
 
     @classmethod
     def load(cls, source: MentorConfig | dict | str | Path | None) -> MentorConfig:
@@ -137,18 +147,64 @@ class MentorConfig:
             return source
         if source is None:
             return cls()
+        where = "a mentor config"
         if isinstance(source, (str, Path)):
-            path = Path(source)
-            if not path.exists():
-                raise InputError(f"mentor config file '{path}' does not exist")
-            source = yaml.safe_load(path.read_text()) or {}
-            source = source.get("mentor", source)  # a training YAML may nest it under `mentor:`
+            source, where = _read_yaml(Path(source)), f"mentor config file '{source}'"
+            if isinstance(source, dict):
+                source = source.get("mentor", source)  # a training YAML may nest it under `mentor:`
         if not isinstance(source, dict):
-            raise InputError(f"a mentor config must be a mapping, got {type(source).__name__}")
+            raise InputError(f"{where} must be a mapping of keys to values (e.g. `strategy: replace_group`), "
+                             f"got {type(source).__name__}: {str(source)[:80]!r}")
         return _build(cls, source, "mentor config")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _read_yaml(path: Path) -> Any:
+    """The YAML value of the file at `path`; InputError, naming the file, if it is missing, a folder, or not YAML."""
+    if not path.is_file():
+        raise InputError(f"mentor config file '{path}' " + ("is a folder; give a YAML file inside it"
+                                                            if path.is_dir() else "does not exist"))
+    try:
+        value = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise InputError(f"mentor config file '{path}' is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise InputError(f"mentor config file '{path}' is not valid YAML{at}: "
+                         f"{getattr(e, 'problem', None) or e}") from None
+    return {} if value is None else value  # an empty file: the defaults
+
+
+# Range of each numeric key: the check, and the allowed values as the error states them. An int passes for a float.
+_RANGES: dict[str, tuple[Any, str]] = {
+    "max_leak_retries": (lambda v: v >= 0, "an integer >= 0"),
+    "max_concurrency": (lambda v: v >= 1, "an integer >= 1"),
+    "timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
+    "collapse_threshold": (math.isfinite, "a finite number (a reward)"),
+    "k": (lambda v: v >= 1, "an integer >= 1"),
+    "mixed_share": (lambda v: 0 < v <= 1, "a number > 0 and <= 1"),
+    "max_rounds": (lambda v: v >= 1, "an integer >= 1"),
+}
+_LLM_RANGES: dict[str, tuple[Any, str]] = {
+    "timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
+    "max_retries": (lambda v: v >= 0, "an integer >= 0"),
+    "parse_retries": (lambda v: v >= 0, "an integer >= 0"),
+    "max_concurrency": (lambda v: v >= 1, "an integer >= 1"),
+    "temperature": (lambda v: 0 <= v < math.inf, "a number >= 0"),
+    "max_tokens": (lambda v: v >= 1, "an integer >= 1"),
+}
+
+
+def _check_ranges(config, ranges: dict[str, tuple[Any, str]], prefix: str) -> None:
+    """Refuses (InputError) the first field of `config` outside its range in `ranges`, naming the key, the value and
+    the range. Runs after `_check_types`, so every value is a number."""
+    for key, (ok, allowed) in ranges.items():
+        value = getattr(config, key)
+        if not ok(value):  # NaN fails every test, so it is refused too
+            raise InputError(f"{prefix}{key}: {value!r} is out of range; set it to {allowed}")
 
 
 # Annotation (a string: annotations are postponed) -> the types its values may have. An int passes for a float.

@@ -207,5 +207,9 @@ class Mentor:
         if columns is not None and ("image" in columns or "images" in columns):
             raise NotImplementedError("the mentor does not support image datasets yet")
         task = dataset_task(self.config, columns)
+        G = trainer.num_generations  # known only now: the config alone cannot check k against it
+        if self.config.strategy == "replace_k" and self.config.k > G:
+            raise InputError(f"k: {self.config.k} is out of range; replace_k replaces at most the group's "
+                             f"num_generations = {G} rows: set k to an integer from 1 to {G}")
         trainer._mentor_attached = True
         return task

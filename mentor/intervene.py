@@ -52,10 +52,12 @@ class Generation:
 
 
 def prompt_text(prompt: Any) -> str:
-    """The problem text of a plain or conversational prompt (its last user turn)."""
+    """The problem text of a plain or conversational prompt: its last user turn, else (system and assistant turns
+    only) every turn's text, one per line."""
     if isinstance(prompt, str):
         return prompt
-    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"), completion_text(prompt))
+    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"),
+                "\n".join(completion_text([m]) for m in prompt))
 
 
 def problem_id(row: dict[str, Any]) -> str:
@@ -283,15 +285,18 @@ class InStepHook:
             tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]
 
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
-        """The prompt the policy re-attempts: hint in the user turn, or as the start of the response (after a
-        conversational prompt's generation prompt, as text)."""
+        """The prompt the policy re-attempts: hint in the last user turn, or as the start of the response (after a
+        conversational prompt's generation prompt, as text). A conversational prompt with no user turn (system and
+        assistant messages only) gets a new user turn at its end carrying the hint."""
         if self.config.hint_placement == "prefix":
             return self.rendered(prompt) + self.task.response_prefix(hint)
         if isinstance(prompt, str):
             return self.task.hinted_prompt(prompt, hint)
         prompt = copy.deepcopy(prompt)
-        last_user = max(i for i, m in enumerate(prompt) if m.get("role") == "user")
-        prompt[last_user]["content"] = self.task.hinted_prompt(prompt[last_user]["content"], hint)
+        users = [i for i, m in enumerate(prompt) if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        if not users:
+            return prompt + [{"role": "user", "content": self.task.hinted_prompt("", hint).strip()}]
+        prompt[users[-1]]["content"] = self.task.hinted_prompt(prompt[users[-1]]["content"], hint)
         return prompt
 
     def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]]

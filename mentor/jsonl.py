@@ -11,12 +11,13 @@ from mentor.types import InputError
 T = TypeVar("T")
 
 
-def parse_lines(lines: Iterable[str], source: str | Path, convert: Callable[[int, Any], T],
+def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Callable[[int, Any], T],
                 first: int = 1) -> tuple[list[T], list[str]]:
     """Each non-blank line parsed as JSON and made an item by `convert`; bad lines are skipped, not fatal.
 
     Args:
-        lines: the lines' text, in file order.
+        lines: the lines' text, in file order; or their bytes, each decoded as UTF-8 (a line that is not UTF-8
+            text is reported and skipped, so one bad byte costs that line only).
         source: the file's name, which each problem message starts with.
         convert: `convert(line_number, value)` makes the item of a parsed line; it raises InputError to skip it.
         first: the 1-based line number of the first of `lines` (default 1; more when reading on from a point).
@@ -26,6 +27,17 @@ def parse_lines(lines: Iterable[str], source: str | Path, convert: Callable[[int
     """
     items, problems = [], []
     for number, line in enumerate(lines, first):
+        if isinstance(line, bytes):
+            line = line.removeprefix(b"\xef\xbb\xbf") if number == 1 else line  # a UTF-8 BOM is not text
+            try:
+                nul = line.find(b"\x00")  # valid UTF-8, but no JSON text holds one: UTF-16, or a binary file
+                if nul >= 0:
+                    raise UnicodeDecodeError("utf-8", line, nul, nul + 1, "NUL byte")
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                problems.append(f"{source}:{number}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at column "
+                                f"{e.start + 1}); skipped. Save the file as UTF-8")
+                continue
         if not line.strip():
             continue
         try:
@@ -35,3 +47,4 @@ def parse_lines(lines: Iterable[str], source: str | Path, convert: Callable[[int
         except InputError as e:
             problems.append(f"{source}:{number}: {e}; skipped")
     return items, problems
+

@@ -44,13 +44,21 @@ def parse_json(text: str) -> dict[str, Any]:
 
 
 async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
-              chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None) -> dict:
-    """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output."""
+              chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None,
+              timeout_s: float | None = None) -> dict:
+    """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
+
+    Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
+    the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
+    Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted."""
     messages = load_prompt(prompts_dir, task, node).format_messages(**variables)
     error: Exception | None = None
     for _ in range(parse_retries + 1):
         async with limit or nullcontext():
-            answer = await chat_model.ainvoke(messages)
+            try:
+                answer = await asyncio.wait_for(chat_model.ainvoke(messages), timeout_s)
+            except asyncio.TimeoutError:
+                raise TimeoutError(f"no answer within llm.timeout_s = {timeout_s} s") from None
         try:
             return validate(parse_json(answer.content if isinstance(answer.content, str) else str(answer.content)))
         except (LLMOutputError, KeyError, TypeError, ValueError) as e:

@@ -8,8 +8,11 @@ import os
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from langgraph.pregel import Pregel
 
 from mentor.config import MentorConfig
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
@@ -42,11 +45,23 @@ def load_graph(spec: str, config: MentorConfig | None = None):
                          f"already loaded from {loaded.__file__}. Put the edited copy under a folder of its own "
                          f"name (e.g. my_graphs/mentor/graph.py, its imports renamed to match), or load only "
                          f"one of the two in a process")
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:  # the file's own fault; the chained traceback shows where
+        raise InputError(f"graph '{spec}': importing '{path}' raised {type(e).__name__}: {e}. Fix the file") from e
     if not hasattr(module, name):
         raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
     obj = getattr(module, name)
-    return obj if hasattr(obj, "astream") else obj(config)
+    if not isinstance(obj, Pregel) and callable(obj):
+        try:
+            obj = obj(config)
+        except Exception as e:
+            raise InputError(f"graph '{spec}': {name}(config) raised {type(e).__name__}: {e}") from e
+        name = f"{name}(config)"
+    if not isinstance(obj, Pregel):  # else every group would fail later, on `astream`
+        raise InputError(f"graph '{spec}': {name} is {str(obj)[:80]!r} ({type(obj).__name__}), not a compiled "
+                         f"LangGraph graph; point it at a `builder.compile()` result or a function returning one")
+    return obj
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -92,40 +107,58 @@ class MentorRuntime:
         gate = asyncio.Semaphore(self.config.max_concurrency)
         llm_limit = asyncio.Semaphore(self.config.llm.max_concurrency)
 
-        async def in_a_slot(group: FailedGroup) -> Intervention:
+        async def in_a_slot(group: FailedGroup, progress: _Progress) -> Intervention:
             async with gate:
-                return await self._invoke(group, llm_limit)
+                return await self._invoke(group, llm_limit, progress)
 
         async def one(group: FailedGroup) -> Intervention:
             # Every group's clock starts with the run, waiting for a slot included: a slow server holds the
             # whole run, and so the training step, for at most `timeout_s`.
+            progress = _Progress()
             try:
-                result = await asyncio.wait_for(in_a_slot(group), self.config.timeout_s)
+                result = await asyncio.wait_for(in_a_slot(group, progress), self.config.timeout_s)
             except asyncio.TimeoutError:
-                result = Intervention(group.problem_id, group.task,
-                                      error=f"timeout: no hint within {self.config.timeout_s} s of the run's start")
+                result = self._cut(group, progress, f"timeout: no hint within {self.config.timeout_s} s of the "
+                                                     f"run's start")
             except Exception as e:  # one group's fault never touches another group
-                result = Intervention(group.problem_id, group.task, error=f"{type(e).__name__}: {e}")
+                result = self._cut(group, progress, f"{type(e).__name__}: {e}")
             if on_done:
                 on_done(result)
             return result
 
         return list(await asyncio.gather(*(one(g) for g in groups)))
 
-    async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore) -> Intervention:
+    def _cut(self, group: FailedGroup, progress: _Progress, reason: str) -> Intervention:
+        """The Intervention of a run cut off by `reason` (the group timeout, an exception): no hint, but the node
+        records, fallbacks and diagnosis gathered so far, and a record per node still running."""
+        now, running = time.perf_counter(), []
+        for task_id, (t0, node_input) in progress.started.items():
+            node = progress.names.get(task_id, "")
+            running.append({"node": node, "latency_s": now - t0, "backend": self.config.nodes.get(node, ""),
+                            "input": _node_view(node_input), "output": {}, "error": f"cut off: {reason}"})
+        result = to_intervention(group, progress.state, progress.nodes + running)
+        result.hint = None
+        if running:
+            reason += "; cut off in " + ", ".join(f"{r['node']} ({r['backend']}, {r['latency_s']:.1f} s)"
+                                                  for r in running)
+        elif not progress.nodes and not progress.state:
+            reason += f"; it never got one of the max_concurrency = {self.config.max_concurrency} slots"
+        result.error = reason
+        return result
+
+    async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
         config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit},
                   "recursion_limit": 8 + 2 * self.config.max_leak_retries}
-        nodes: list[dict[str, Any]] = []
+        nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
-        started: dict[str, tuple[float, Any]] = {}
-        state: dict[str, Any] = {}
         # Node records come from LangGraph's task stream: each node's input, output and wall time.
         async for mode, event in self.graph.astream({"group": group.to_dict()}, config,
                                                     stream_mode=["tasks", "values"]):
             if mode == "values":
-                state = event
+                progress.state = event
             elif "input" in event:
                 started[event["id"]] = (time.perf_counter(), event["input"])
+                progress.names[event["id"]] = event["name"]
             else:
                 t0, node_input = started.pop(event["id"], (time.perf_counter(), None))
                 output = dict(event.get("result") or {})
@@ -136,7 +169,17 @@ class MentorRuntime:
                               "input": own, "inherited": inherited, "output": _refer(_node_output(output), view),
                               "error": event.get("error") and str(event["error"])})
                 outputs.append(output)
-        return to_intervention(group, state, nodes)
+        return to_intervention(group, progress.state, nodes)
+
+
+@dataclass
+class _Progress:
+    """What one group's run has gathered so far: kept when the run is cut off."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # records of the nodes done
+    state: dict[str, Any] = field(default_factory=dict)  # the graph state after the last step done
+    started: dict[str, tuple[float, Any]] = field(default_factory=dict)  # task id -> (start, input), running
+    names: dict[str, str] = field(default_factory=dict)  # task id -> node name
 
 
 def _node_view(node_input: Any) -> dict[str, Any]:

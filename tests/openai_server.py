@@ -11,6 +11,8 @@ returns a `Reply` (a status, a body, a delay, or a hang). It counts requests and
     server.behaviour = lambda req: Reply(content="not json")       # malformed answers
     server.behaviour = lambda req: Reply(status=500)                # server errors
     server.behaviour = lambda req: Reply(hang=True)                 # never answers (until stop)
+    server.behaviour = lambda req: Reply(drip_s=0.5)                # the answer one byte every 0.5 s
+    server.behaviour = lambda req: Reply(status=429, headers={"Retry-After": "55"})   # rate limited: come back later
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ class Reply:
     delay_s: float | None = None   # None: the server's default delay
     hang: bool = False             # wait until the server stops (or `hang_s` passes), then drop the connection
     raw_body: bytes | None = None  # send these bytes as the HTTP body instead of a chat completion
+    drip_s: float | None = None    # send the body one byte every `drip_s` seconds (each read of a client is quick)
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers, e.g. Retry-After
 
 
 @dataclass
@@ -215,10 +219,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return
             if reply.raw_body is not None:
-                return self._send(reply.status, reply.raw_body)
+                return self._send(reply.status, reply.raw_body, reply)
             if reply.status != 200:
                 return self._send(reply.status, {"error": {"message": f"test server error {reply.status}",
-                                                           "type": "server_error"}})
+                                                           "type": "server_error"}}, reply)
             content = reply.content if reply.content is not None else canned_answer(request.node, request.text)
             if isinstance(content, dict):
                 content = json.dumps(content)
@@ -228,18 +232,29 @@ class _Handler(BaseHTTPRequestHandler):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                              "finish_reason": "stop", "logprobs": None}],
                 "usage": {"prompt_tokens": len(request.text) // 4, "completion_tokens": len(content) // 4,
-                          "total_tokens": (len(request.text) + len(content)) // 4}})
+                          "total_tokens": (len(request.text) + len(content)) // 4}}, reply)
         finally:
             owner._done()
 
-    def _send(self, status: int, payload: dict | bytes) -> None:
+    def _send(self, status: int, payload: dict | bytes, reply: Reply | None = None) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        reply = reply or Reply()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if reply.drip_s is None:
+                self.wfile.write(data)
+                return
+            for i in range(len(data)):  # ends early when the client hangs up (a write fails) or the server stops
+                self.wfile.write(data[i:i + 1])
+                self.wfile.flush()
+                if self.owner._stopping.wait(reply.drip_s):
+                    self.close_connection = True
+                    return
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
             self.close_connection = True
 

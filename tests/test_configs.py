@@ -151,7 +151,9 @@ def test_config_parses_and_builds_short_of_weights(path, fake_hub):
         assert config.task in (None, inferred), f"task {config.task!r} but the dataset's columns say {inferred!r}"
         if "llm" in config.nodes.values():
             assert config.llm.provider == "openai" and config.llm.base_url, "llm nodes need a reachable server"
-            assert config.llm.timeout_s < config.timeout_s, "one request's timeout must fit in the group's bound"
+            llm_nodes = sum(backend == "llm" for backend in config.nodes.values())
+            assert llm_nodes * config.llm.timeout_s < config.timeout_s, \
+                "a server that never answers must leave the rules fallback time within the group's bound"
 
     # GRPO: whole groups in every generation batch, for any number of training processes.
     G = training_args.num_generations
@@ -326,3 +328,119 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     finally:
         store.close()
     assert (tmp_path / "run" / "model.safetensors").exists() or any((tmp_path / "run").glob("*.safetensors"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The mentor config: values that make no sense, files that are not a config, graphs that are not a graph
+
+
+@pytest.mark.parametrize("values, key, value, allowed", [
+    ({"max_concurrency": 0}, "max_concurrency", "0", "an integer >= 1"),
+    ({"max_concurrency": -1}, "max_concurrency", "-1", "an integer >= 1"),
+    ({"timeout_s": 0}, "timeout_s", "0", "a finite number of seconds > 0"),
+    ({"timeout_s": -5.0}, "timeout_s", "-5.0", "a finite number of seconds > 0"),
+    ({"timeout_s": float("inf")}, "timeout_s", "inf", "a finite number of seconds > 0"),
+    ({"collapse_threshold": float("nan")}, "collapse_threshold", "nan", "a finite number"),
+    ({"collapse_threshold": "nan"}, "collapse_threshold", "nan", "a finite number"),  # YAML text, read as a float
+    ({"max_leak_retries": -1}, "max_leak_retries", "-1", "an integer >= 0"),
+    ({"max_rounds": 0}, "max_rounds", "0", "an integer >= 1"),
+    ({"k": 0}, "k", "0", "an integer >= 1"),
+    ({"mixed_share": 0}, "mixed_share", "0", "a number > 0 and <= 1"),
+    ({"mixed_share": 1.5}, "mixed_share", "1.5", "a number > 0 and <= 1"),
+    ({"llm": {"max_concurrency": 0}}, "llm.max_concurrency", "0", "an integer >= 1"),
+    ({"llm": {"timeout_s": 0}}, "llm.timeout_s", "0", "a finite number of seconds > 0"),
+    ({"llm": {"timeout_s": -1}}, "llm.timeout_s", "-1", "a finite number of seconds > 0"),
+    ({"llm": {"parse_retries": -1}}, "llm.parse_retries", "-1", "an integer >= 0"),
+    ({"llm": {"max_tokens": -5}}, "llm.max_tokens", "-5", "an integer >= 1"),
+    ({"llm": {"max_tokens": 0}}, "llm.max_tokens", "0", "an integer >= 1"),
+    ({"llm": {"max_retries": -1}}, "llm.max_retries", "-1", "an integer >= 0"),
+    ({"llm": {"temperature": -0.5}}, "llm.temperature", "-0.5", "a number >= 0"),
+])
+def test_config_refuses_a_value_out_of_range_naming_key_value_and_range(values, key, value, allowed):
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError) as error:
+        MentorConfig.load(values)
+    message = str(error.value)
+    assert message.startswith(f"{key}: {value} is out of range; set it to {allowed}"), message
+    assert message.count("out of range") == 1  # one key per message
+
+
+def test_config_accepts_the_edges_of_each_range():
+    from mentor.config import MentorConfig
+
+    config = MentorConfig.load({"max_concurrency": 1, "timeout_s": 0.5, "collapse_threshold": -1, "k": 1,
+                                "max_leak_retries": 0, "mixed_share": 1, "max_rounds": 1,
+                                "llm": {"max_concurrency": 1, "timeout_s": 0.01, "parse_retries": 0, "max_retries": 0,
+                                        "max_tokens": 1, "temperature": 0}})
+    assert (config.max_concurrency, config.llm.max_tokens, config.mixed_share) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- strategy: replace_k\n- k: 2\n", r"must be a mapping of keys to values .*got list"),
+    ("just a sentence\n", r"must be a mapping of keys to values .*got str: 'just a sentence'"),
+    ("mentor: [1, 2]\n", r"must be a mapping of keys to values .*got list"),
+    ("strategy: [replace_k\nk: 2\n", r"is not valid YAML at line \d+, column \d+"),
+    ("strategy:\treplace_k\n  k: 2\n", r"is not valid YAML at line \d+"),
+    (b"strategy: replace_k\n# caf\xe9\n", r"is not UTF-8 text \(byte 25\); save it as UTF-8"),  # the \xe9
+])
+def test_a_config_file_that_is_not_a_yaml_mapping_is_refused_naming_the_file(tmp_path, text, message):
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    path = tmp_path / "mentor.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(InputError, match=f"mentor config file '{re.escape(str(path))}' {message}"):
+        MentorConfig.load(path)
+
+
+def test_a_config_path_that_is_a_folder_or_missing_is_refused(tmp_path):
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError, match=f"'{re.escape(str(tmp_path))}' is a folder; give a YAML file inside it"):
+        MentorConfig.load(tmp_path)
+    with pytest.raises(InputError, match="does not exist"):
+        MentorConfig.load(tmp_path / "nope.yaml")
+    (tmp_path / "empty.yaml").write_text("")
+    assert MentorConfig.load(tmp_path / "empty.yaml") == MentorConfig()  # an empty file: the defaults
+
+
+GRAPH_HEAD = "from graphs.mentor.graph import build_graph as shipped\n"
+
+
+@pytest.mark.parametrize("source, variable, message", [
+    ("raise ValueError('half-edited')\n", "graph", r"importing '.*' raised ValueError: half-edited\. Fix the file"),
+    ("import no_such_module_here\n", "graph", r"raised ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("graph = 42\n", "graph", r"graph is '42' \(int\), not a compiled LangGraph graph"),
+    ("def build_graph(config):\n    builder = None\n", "build_graph",
+     r"build_graph\(config\) is 'None' \(NoneType\), not a compiled LangGraph graph"),
+    ("def build_graph(config):\n    raise KeyError('nodes')\n", "build_graph",
+     r"build_graph\(config\) raised KeyError: 'nodes'"),
+    (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom graphs.mentor.state import MentorState\n"
+     "graph = StateGraph(MentorState)\n", "graph", r"graph is .*\(StateGraph\), not a compiled LangGraph graph"),
+])
+def test_a_graph_that_is_not_a_compiled_graph_is_refused_at_load(tmp_path, source, variable, message):
+    from mentor.config import MentorConfig
+    from mentor.runtime import MentorRuntime, load_graph
+    from mentor.types import InputError
+
+    path = tmp_path / f"bad_graph_{abs(hash(source))}.py"  # a module name of its own per case
+    path.write_text(source)
+    spec = f"{path}:{variable}"
+    with pytest.raises(InputError, match=message):
+        load_graph(spec, MentorConfig())
+    with pytest.raises(InputError, match=f"graph '{re.escape(spec)}'"):  # at construction, before any group
+        MentorRuntime({"graph": spec})
+
+
+def test_a_graph_from_a_builder_or_a_variable_loads():
+    from langgraph.pregel import Pregel
+
+    from mentor.config import MentorConfig
+    from mentor.runtime import load_graph
+
+    assert isinstance(load_graph("graphs/mentor/graph.py:graph"), Pregel)
+    assert isinstance(load_graph("graphs/mentor/graph.py:build_graph", MentorConfig()), Pregel)
+    assert isinstance(load_graph("graphs/static_hints/graph.py:graph"), Pregel)

@@ -247,6 +247,40 @@ def test_next_attempt_with_prefix_placement_renders_a_conversational_batch(tmp_p
     assert all(list(ids).count(trainer.processing_class.bos_token_id) == 1 for ids in seen["prompt_ids"])
 
 
+@pytest.mark.parametrize("placement", ["prompt", "prefix"])
+@pytest.mark.parametrize("turns", [["system"], ["system", "assistant"]], ids=["system", "system+assistant"])
+def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_config_says(tmp_path, placement, turns):
+    """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
+    user turn at the end, `prefix` placement at the start of the assistant turn."""
+    from mentor.intervene import prompt_text
+
+    def conversation(row):
+        text = {"system": row["prompt"], "assistant": "Let me add the columns."}
+        return {"prompt": [{"role": role, "content": text[role]} for role in turns]}
+
+    dataset = make_dataset("hard", 16, seed=0).map(conversation)
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=dataset, policy=chat_policy())
+    Mentor.from_config({"hint_placement": placement}).attach(trainer)
+    seen = spy_on_loss(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/interventions"] == 2 and log["mentor/failures"] == 0 and log["mentor/skipped"] == 0
+    assert log["mentor/collapse_rate_after"] == 0.0
+    tokenizer, task = trainer.processing_class, get_task("arithmetic")
+    prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
+    by_text = {prompt_text(row["prompt"]): row["prompt"] for row in dataset}
+    records = list(TraceStore(tmp_path, readonly=True))
+    assert len(records) == 2
+    for record in records:
+        messages, hint = by_text[record["prompt"]], record["hint"]
+        assert hint and messages[0]["content"] in record["prompt"]  # the problem reached the mentor
+        if placement == "prompt":
+            messages = messages + [{"role": "user", "content": task.hinted_prompt("", hint).strip()}]
+        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        text = text.removeprefix(tokenizer.bos_token) + (task.response_prefix(hint) if placement == "prefix" else "")
+        assert prompts.count(text) == G, (text, prompts)  # the group's G re-attempts, hinted as the config says
+
+
 class LastRowReward(RecordingReward):
     """Pays only the last row of each hinted group: under `mixed`, the rows spliced in all fail."""
 
@@ -326,6 +360,33 @@ def test_attach_refuses_what_it_cannot_serve(tmp_path):
     Mentor.from_config({"columns": {"answer": "gold"}}).attach(trainer)
     with pytest.raises(RuntimeError, match="already attached"):
         Mentor.from_config({}).attach(trainer)
+
+
+def test_attach_refuses_k_larger_than_the_group(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward())
+    with pytest.raises(InputError, match=f"k: {G + 1} is out of range; .* num_generations = {G} rows: set k to an "
+                                         f"integer from 1 to {G}"):
+        Mentor.from_config({"strategy": "replace_k", "k": G + 1}).attach(trainer)
+    Mentor.from_config({"strategy": "replace_k", "k": G}).attach(trainer)  # the whole group is allowed
+
+
+def test_a_dripping_llm_server_is_cut_at_llm_timeout_s_and_the_step_gets_rules_hints(tmp_path, openai_server):
+    from openai_server import Reply
+
+    openai_server.behaviour = lambda req: Reply(drip_s=0.5)  # each read is quick: a per-read timeout never fires
+    config = {"nodes": {"hint_composer": "llm"}, "timeout_s": 30,
+              "llm": {"provider": "openai", "model": "m", "base_url": openai_server.base_url, "timeout_s": 2,
+                      "max_retries": 1}}
+    trainer = make_trainer(tmp_path, RecordingReward())
+    Mentor.from_config(config).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/llm_fallbacks"] == 2 and log["mentor/failures"] == 0
+    assert log["mentor/collapse_rate_after"] == 0.0  # both groups got a rules hint, and were rescued
+    assert 2 <= log["mentor/mentor_s"] < 4, log["mentor/mentor_s"]  # the groups run at once: one cut, not 30 s
+    records = list(TraceStore(tmp_path, readonly=True))
+    assert all(r["fallbacks"] == ["hint_composer: TimeoutError: no answer within llm.timeout_s = 2 s"]
+               for r in records) and len(records) == 2
 
 
 def test_a_row_without_its_reference_is_skipped_and_counted(tmp_path):

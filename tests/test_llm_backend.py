@@ -261,6 +261,66 @@ def test_groups_waiting_for_a_slot_share_the_timeout_so_a_hung_server_holds_the_
     wall = time.perf_counter() - t0
     assert all(r.hint is None and "timeout" in r.error for r in results)
     assert 1.0 <= wall < 2.5, wall  # before: about 3 s, one timeout per group in turn
+    # The group in the slot was cut off in its first node; the others never got the slot, and say so.
+    assert "cut off in error_classifier (llm" in results[0].error and len(results[0].nodes) == 1
+    assert all(r.error.endswith("never got one of the max_concurrency = 1 slots") and r.nodes == []
+               for r in results[1:])
+
+
+def test_the_defaults_leave_the_rules_fallback_time_on_a_hung_server():
+    import warnings
+
+    defaults = MentorConfig()
+    assert len(NODES) * defaults.llm.timeout_s < defaults.timeout_s  # four hung llm nodes, then rules, in time
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MentorConfig(nodes=ALL_LLM)
+    with pytest.warns(UserWarning, match=r"Set llm.timeout_s below 15, or raise timeout_s"):
+        MentorConfig(nodes=ALL_LLM, llm={"timeout_s": 15})
+
+
+@pytest.mark.parametrize("reply", [Reply(drip_s=0.5), Reply(status=429, headers={"Retry-After": "55"})],
+                         ids=["drip", "429-retry-after"])
+def test_llm_timeout_bounds_a_whole_request_so_the_node_falls_back_in_time(openai_server, rules_hint, reply):
+    # Each read of a dripping answer is quick, and the client would sleep out a 429's Retry-After before its retry:
+    # neither is cut by a per-read timeout. llm.timeout_s cuts the whole request, retries included.
+    openai_server.behaviour = only("hint_composer", reply)
+    runtime = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, mentor={"timeout_s": 30},
+                                   timeout_s=2, max_retries=2))
+    t0 = time.perf_counter()
+    [result] = runtime.run([group()])
+    wall = time.perf_counter() - t0
+    assert 2 <= wall < 3.5, wall
+    assert result.error is None and result.hint == rules_hint
+    assert result.backend["hint_composer"] == "rules (llm fallback)"
+    assert result.fallbacks == ["hint_composer: TimeoutError: no answer within llm.timeout_s = 2 s"]
+    assert openai_server.count() == 1  # no retry was sent within the bound (a 429's retry waits 55 s)
+    # The abandoned request was cancelled, which closed its connection: the dripping handler saw it and ended.
+    deadline = time.monotonic() + 3
+    while openai_server.in_flight and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert openai_server.in_flight == 0
+
+
+def test_a_group_cut_off_by_its_timeout_keeps_its_node_records_and_fallbacks(openai_server):
+    # The classifier's request fails (a fallback); the analyst's hangs past the group's 1 s.
+    openai_server.behaviour = lambda req: Reply(status=500) if req.node == "error_classifier" else Reply(hang=True)
+    with pytest.warns(UserWarning, match="llm.timeout_s: 30 s x 2 llm node"):
+        cut = config(openai_server, nodes={"error_classifier": "llm", "root_cause_analyst": "llm"},
+                     mentor={"timeout_s": 1.0}, timeout_s=30)
+    [result] = MentorRuntime(cut).run([group()])
+    assert result.hint is None
+    assert result.error.startswith("timeout: no hint within 1.0 s of the run's start; cut off in root_cause_analyst "
+                                   "(llm, "), result.error
+    classifier, analyst = result.nodes
+    assert classifier["node"] == "error_classifier" and classifier["backend"] == "rules (llm fallback)"
+    assert classifier["error"] is None and classifier["output"]["classes"]
+    assert analyst["node"] == "root_cause_analyst" and analyst["backend"] == "llm" and analyst["output"] == {}
+    assert analyst["error"].startswith("cut off: timeout") and 0.5 < analyst["latency_s"] < 1.5
+    assert analyst["input"]["classes"] == classifier["output"]["classes"]
+    [fallback] = result.fallbacks
+    assert fallback.startswith("error_classifier: ") and "Error code: 500" in fallback
+    assert result.backend == {"error_classifier": "rules (llm fallback)"}
 
 
 # --- (5) an unreachable server -------------------------------------------------------------------------------

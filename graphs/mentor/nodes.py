@@ -53,7 +53,7 @@ async def _run(node: str, state: MentorState, config: RunnableConfig, group: Fai
         out = await ask(node, group.task, _prompt_variables(state, group), validate,
                         chat_model=ctx.chat_model or chat_model_from_config(ctx.mentor.llm),
                         prompts_dir=ctx.mentor.prompts_dir, parse_retries=ctx.mentor.llm.parse_retries,
-                        limit=ctx.llm_limit)
+                        limit=ctx.llm_limit, timeout_s=ctx.mentor.llm.timeout_s)
         return {**out, "backend": {node: "llm"}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
         return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},
