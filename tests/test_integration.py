@@ -56,19 +56,6 @@ def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, **ove
                        processing_class=tokenizer)
 
 
-def spy_on_loss(trainer) -> dict:
-    """The batch the loss sees, captured at every `_compute_loss` call (the last one wins)."""
-    seen = {}
-    original = trainer._compute_loss
-
-    def compute_loss(model, inputs):
-        seen.update(inputs)
-        return original(model, inputs)
-
-    trainer._compute_loss = compute_loss
-    return seen
-
-
 def weights(model):
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
@@ -126,10 +113,10 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     ("replace_k", {"k": 1}, 1),
     ("mixed", {"mixed_share": 0.5}, 2),
 ])
-def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows):
+def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config({"strategy": strategy, **extra}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     tokenizer = trainer.processing_class
     prompts = tokenizer.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
@@ -139,21 +126,21 @@ def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, h
     assert log["mentor/collapse_rate_after"] == 0.0 and seen["advantages"].abs().sum() > 0
 
 
-def test_strip_hint_trains_the_hinted_completion_after_the_original_prompt(tmp_path):
+def test_strip_hint_trains_the_hinted_completion_after_the_original_prompt(tmp_path, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config({"strip_hint": True}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     prompts = trainer.processing_class.batch_decode(seen["prompt_ids"], skip_special_tokens=True)
     assert not any("Hint:" in p for p in prompts)
     assert trainer.state.log_history[0]["mentor/collapse_rate_after"] == 0.0
 
 
-def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path):
+def test_prefix_placement_trains_the_prefix_tokens_when_asked(tmp_path, loss_spy):
     reward = RecordingReward()
     trainer = make_trainer(tmp_path, reward)
     Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     tokenizer = trainer.processing_class
     completions = tokenizer.batch_decode(seen["completion_ids"], skip_special_tokens=True)
@@ -208,12 +195,12 @@ def chat_dataset(n=16):
     return make_dataset("hard", n, seed=0).map(lambda row: {"prompt": [{"role": "user", "content": row["prompt"]}]})
 
 
-def test_prefix_placement_continues_the_assistant_turn_of_a_conversational_prompt(tmp_path):
+def test_prefix_placement_continues_the_assistant_turn_of_a_conversational_prompt(tmp_path, loss_spy):
     reward = RecordingReward()
     model, tokenizer = chat_policy()
     trainer = make_trainer(tmp_path, reward, dataset=chat_dataset(), policy=(model, tokenizer))
     Mentor.from_config({"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     bos = tokenizer.bos_token_id
     prompts = [[t for t in ids if t != tokenizer.pad_token_id] for ids in seen["prompt_ids"]]
@@ -236,11 +223,11 @@ def test_prefix_placement_continues_the_assistant_turn_of_a_conversational_promp
     assert trainer.state.log_history[0]["mentor/collapse_rate_after"] == 0.0
 
 
-def test_next_attempt_with_prefix_placement_renders_a_conversational_batch(tmp_path):
+def test_next_attempt_with_prefix_placement_renders_a_conversational_batch(tmp_path, loss_spy):
     reward = RecordingReward()
     trainer = make_trainer(tmp_path, reward, max_steps=2, dataset=chat_dataset(2), policy=chat_policy())
     Mentor.from_config({"mode": "next_attempt", "hint_placement": "prefix"}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     second = reward.calls[1]
     assert all(h and c[0]["content"].startswith(" " + h) for h, c in zip(second["hints"], second["completions"]))
@@ -249,7 +236,8 @@ def test_next_attempt_with_prefix_placement_renders_a_conversational_batch(tmp_p
 
 @pytest.mark.parametrize("placement", ["prompt", "prefix"])
 @pytest.mark.parametrize("turns", [["system"], ["system", "assistant"]], ids=["system", "system+assistant"])
-def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_config_says(tmp_path, placement, turns):
+def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_config_says(tmp_path, placement, turns,
+                                                                                        loss_spy):
     """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
     user turn at the end, `prefix` placement at the start of the assistant turn."""
     from mentor.intervene import prompt_text
@@ -261,7 +249,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
     dataset = make_dataset("hard", 16, seed=0).map(conversation)
     trainer = make_trainer(tmp_path, RecordingReward(), dataset=dataset, policy=chat_policy())
     Mentor.from_config({"hint_placement": placement}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     log = trainer.state.log_history[0]
     assert log["mentor/interventions"] == 2 and log["mentor/failures"] == 0 and log["mentor/skipped"] == 0

@@ -8,7 +8,9 @@ is one step (two for next_attempt) of one group of 4 completions of 24 tokens.
 
 import json
 import shutil
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from datasets import Dataset
@@ -203,3 +205,22 @@ def test_next_attempt_mode_samples_a_chat_problem_with_its_hint_the_next_time(sm
     hinted = [{"role": "user", "content": get_task("math").hinted_prompt(row["prompt"][0]["content"], first["hint"])}]
     assert all(prompt == chat_ids(tokenizer, hinted) for prompt, _ in loss_rows(seen))
     assert second["step"] == 1 and second["attempts"][0]["completion"] == reward.calls[1]["completions"][0][0]["content"]
+
+
+def test_the_cpu_config_trains_the_real_model_through_resolve(tmp_path):
+    """training/configs/smollm2-135m-cpu.yaml as written, cut to one short step: the hub id goes through resolve."""
+    import yaml
+
+    training = Path(__file__).resolve().parents[1] / "training"
+    sys.path.insert(0, str(training))  # as when the script runs
+    import train_grpo
+
+    config = yaml.safe_load((training / "configs" / "smollm2-135m-cpu.yaml").read_text())
+    assert config["model_name_or_path"] == SMOLLM2
+    config.update(output_dir=str(tmp_path), max_steps=1, max_completion_length=16, per_device_train_batch_size=4)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with torch_threads(1):
+        train_grpo.main(["--config", str(path)])
+    (record,) = TraceStore(tmp_path, readonly=True).interventions()
+    assert record["task"] == "math" and record["hint"] and len(record["reattempt"]) == config["num_generations"]

@@ -9,7 +9,7 @@ import torch
 from trl.generation.vllm_generation import VLLMGeneration
 
 from mentor import Mentor
-from tests.test_integration import G, RecordingReward, make_trainer, spy_on_loss
+from tests.test_integration import G, RecordingReward, make_trainer
 
 
 class StandInServer:
@@ -40,11 +40,11 @@ def server_mode(trainer) -> StandInServer:
     return server
 
 
-def test_regeneration_asks_the_server_for_whole_groups(tmp_path):
+def test_regeneration_asks_the_server_for_whole_groups(tmp_path, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
     server = server_mode(trainer)
     Mentor.from_config({}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     first, regeneration = server.requests  # the batch, then one request for every hinted group
     assert len(first) == 2 and len(regeneration) == 2  # 8 rows = 2 groups of G identical prompts each time
@@ -55,11 +55,11 @@ def test_regeneration_asks_the_server_for_whole_groups(tmp_path):
     assert torch.isfinite(seen["sampling_per_token_logps"][seen["completion_mask"].bool()]).all()
 
 
-def test_stripped_rows_turn_the_importance_sampling_correction_off(tmp_path):
+def test_stripped_rows_turn_the_importance_sampling_correction_off(tmp_path, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
     server_mode(trainer)
     Mentor.from_config({"strip_hint": True}).attach(trainer)
-    seen = spy_on_loss(trainer)
+    seen = loss_spy(trainer)
     trainer.train()
     ratio = seen["importance_sampling_ratio"]
     # Stripped rows were sampled under the hint: their sampling log-probabilities are NaN, which TRL reads as
