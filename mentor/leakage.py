@@ -39,9 +39,10 @@ Answers with several parts (`376 and 625`, `x=6, y=5`) leak when any part does.
 `reference["answer_aliases"]` (optional list) gives other forms of the answer, checked the same way.
 
 math-verify bounds its work with `signal.alarm`, which only works in the main thread. Here it is the
-fallback only, called on short, screened expressions (at most `MAX_EXPR_CHARS` characters, no exponent
-towers, no huge exponents or factorials, at most `MAX_MV_CANDIDATES` per hint), with its timeouts on in
-the main thread and off elsewhere, and every exception caught. The exact evaluator caps exponents and
+fallback only, called on short expressions (at most `MAX_EXPR_CHARS` characters, at most `MAX_MV_CANDIDATES`
+per hint) that pass the cost screen `expression_cost` (no towers, huge powers, factorials, binomials or
+expansions), with its timeouts on in the main thread and off elsewhere, and every exception caught. The
+math task screens its comparisons with the same `safe_expression`. The exact evaluator caps exponents and
 factorials too.
 """
 
