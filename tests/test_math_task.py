@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from mentor.data.champ import canonical_answer, load_champ
-from mentor.leakage import check_leak
+from mentor.leakage import analyse_answer, check_leak, expression_cost, mv_equal, mv_parse, safe_expression
 from mentor.tasks import get_task
-from mentor.tasks.math import (MathTask, _reference_results, arithmetic_slips, extract_answer, math_reward,
-                               score_answer)
+from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, arithmetic_slips,
+                               extract_answer, math_reward, score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -294,3 +298,130 @@ def test_rules_backend_runs_math_failures_through_the_graph(champ):
     assert tie.diagnosis.error_class == "arithmetic_slip"
     assert tie.diagnosis.root_cause.startswith(f"1 of 2 attempts: {task.taxonomy['arithmetic_slip']}")
     assert "36-5=30" in tie.diagnosis.root_cause and tie.diagnosis.first_error_step is None
+
+
+# --------------------------------------------------------------------------------------------------
+# Costly expressions (issue 15.1): each is refused by the cost screen before sympy, in any thread.
+# --------------------------------------------------------------------------------------------------
+COSTLY = {
+    "tower": r"9^{9^{9}}",
+    "tower_of_four": r"2^{2^{2^{2^{2^{2}}}}}",
+    "tower_10": r"10^{10^{10}}",
+    "nested_factorials": r"((((9!)!)!)!)!",
+    "factorial_of_factorial": r"(9!)!",
+    "double_bang": r"9!!!",
+    "big_factorial": r"99999!",
+    "factorial_of_power": r"(10^6)!",
+    "parenthesised_exponent": r"9^{(99999999)}",
+    "bare_parenthesised_exponent": r"9^(99999999)",
+    "doubly_parenthesised_exponent": r"9^{((99999999))}",
+    "braced_exponent": r"9^{99999999}",
+    "doubly_braced_exponent": r"9^{{99999999}}",
+    "product_exponent": r"9^{9999 \cdot 9999}",
+    "power_of_power": r"(9^9999)^(9999)",
+    "braced_power_of_power": r"(9^{9999})^{9999}",
+    "power_of_power_of_power": r"((9^{99})^{99})^{99}",
+    "binomial": r"\binom{10^9}{5*10^8}",
+    "dbinom": r"\dbinom{10^{9}}{5 \cdot 10^{8}}",
+    "choose": r"{10^9 \choose 5\cdot 10^8}",
+    "ascii_binomial": r"C(10^9, 5*10^8)",
+    "binomial_of_factorial": r"\binom{(9!)!}{3}",
+    "expansion": r"(x+1)^{1000}",
+    "trig_degree": r"\sin^{40}(x)\cos^{40}(x)",
+    "symbolic_tower": r"x^{x^{x}}",
+    "abs_power": r"|9|^{99999999}",
+    "subscript": r"x_{9^{99999999}}",
+    "sum_to_huge": r"\prod_{k=1}^{10^9} k",
+}
+# `\sqrt[3]{2}` is beyond the fast evaluator, so every comparison with it goes to TRL's accuracy_reward and
+# math-verify; `|x-1|` likewise sends the leakage checker's candidates to math-verify.
+MV_ANSWER, MV_LEAK_ANSWER = r"\sqrt[3]{2}", "|x-1|"
+SCORE_AND_DIAGNOSE = r"""
+import json, sys, threading, time
+from mentor.leakage import check_leak
+from mentor.tasks.math import MathTask, math_reward
+expr, answer, leak_answer = sys.argv[1:4]
+task, ref = MathTask(), {"answer": answer, "solution": "Take the cube root of both sides: x = \\sqrt[3]{2}."}
+assert math_reward(["\\boxed{2^{1/3}}"], answer=[answer]) == [1.0], "warm-up: a correct answer must score 1"
+out, t = {}, time.perf_counter()
+out["reward_main"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
+def worker():  # the mentor's graph runs feedback and the leakage checker in worker threads
+    out["reward_thread"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
+    fb = task.feedback(f"So \\boxed{{{expr}}}", ref)
+    out["correct"], out["too_costly"] = fb["correct"], fb["answer_too_costly"]
+    out["leaked"] = check_leak(f"Consider ${expr}+x$ here.", {"answer": leak_answer}, "math").leaked
+th = threading.Thread(target=worker, daemon=True)
+th.start()
+th.join()
+out["seconds"] = time.perf_counter() - t
+print(json.dumps(out))
+"""
+
+
+def run_bounded(code: str, *args: str, timeout: float = 30) -> dict:
+    """Run `code` in a fresh interpreter, killed after `timeout` s (most of it is importing TRL), so that a
+    regression fails the test instead of hanging the suite; returns the JSON of its last output line."""
+    try:
+        p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"scoring {args[0]!r} did not finish within {timeout} s: a costly expression reached sympy")
+    assert p.returncode == 0, f"the scoring process failed for {args[0]!r}:\n{p.stderr[-3000:]}"
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("expr", COSTLY.values(), ids=COSTLY.keys())
+def test_a_costly_expression_is_refused_by_the_screen(expr):
+    assert expression_cost(expr) is None, f"the cost screen lets {expr!r} through to sympy"
+    assert not safe_expression(expr) and mv_parse(expr) == []
+
+
+@pytest.mark.parametrize("expr", COSTLY.values(), ids=COSTLY.keys())
+def test_a_costly_answer_is_scored_and_diagnosed_in_under_3_s(expr):
+    # The comparison must reach the screen, not be settled by the fast evaluator first.
+    assert _fast_equal(expr, MV_ANSWER) is None and analyse_answer(MV_LEAK_ANSWER).samples is None
+    got = run_bounded(SCORE_AND_DIAGNOSE, expr, MV_ANSWER, MV_LEAK_ANSWER)
+    assert got["reward_main"] == got["reward_thread"] == 0.0, got
+    assert got["correct"] is False and got["too_costly"] is True, got
+    assert got["leaked"] is False, got
+    assert got["seconds"] < 3, f"{expr!r} took {got['seconds']:.1f} s to score, diagnose and leak-check"
+
+
+BOUNDED = {  # (answer in a completion, reference): the screen lets them through and they compare right
+    r"2^{10}": "1024", r"5!": "120", r"\binom{10}{5}": "252", r"2^{2^{4}}": "65536", r"9^{999}": "9^{999}",
+    r"(x+1)^{2}": "x^2+2x+1", r"\frac{2^n}{2}": "2^(n-1)", r"(n+1)!": "(n+1)n!", r"2^{1/3}": MV_ANSWER,
+}
+
+
+@pytest.mark.parametrize("got, answer", BOUNDED.items(), ids=BOUNDED.keys())
+def test_bounded_expressions_pass_the_screen_and_score(task, got, answer):
+    assert safe_expression(got) and safe_expression(answer), f"the cost screen refuses {got!r} or {answer!r}"
+    assert math_reward([f"So \\boxed{{{got}}}"], answer=[answer]) == [1.0]
+    fb = task.feedback(f"So \\boxed{{{got}}}", {"answer": answer})
+    assert fb["correct"] and not fb["answer_too_costly"]
+    assert math_reward([f"So \\boxed{{{got}+1}}"], answer=[answer]) == [0.0]
+
+
+def test_math_verify_and_trl_compare_screened_expressions():
+    # These go through the screen to math-verify and TRL's accuracy_reward, not the fast evaluator.
+    assert mv_equal(mv_parse("1024"), mv_parse("2^{10}")) and mv_equal(mv_parse("120"), mv_parse("5!"))
+    assert _trl_accuracy("2^{1/3}", MV_ANSWER) == 1.0 and _trl_accuracy("2^{1/2}", MV_ANSWER) == 0.0
+    assert _trl_accuracy(COSTLY["tower"], MV_ANSWER) is None
+
+
+# --------------------------------------------------------------------------------------------------
+# A row without a usable answer (issue 15.7) never pays.
+# --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("answer", [None, float("nan"), "", "  "], ids=["none", "nan", "empty", "blank"])
+def test_a_row_without_an_answer_is_unscorable_and_counted(task, answer):
+    completions = ["\\boxed{None}", "The answer is none", "\\boxed{nan}", "The answer is nan.", "\\boxed{}", ""]
+    logged = []
+    rewards = math_reward(completions + ["\\boxed{7}"], answer=[answer] * len(completions) + ["7"],
+                          log_metric=lambda name, value: logged.append((name, value)))
+    assert rewards == [None] * len(completions) + [1.0]
+    assert logged == [("mentor/reward_no_reference", float(len(completions)))]
+    for c in completions:
+        assert score_answer(c, {"answer": answer}) == 0.0 and not task.feedback(c, {"answer": answer})["correct"]
+    assert task.missing_reference({"answer": answer}) == ["answer"]
+    # An unusable alias is dropped, not compared as the text "None".
+    assert score_answer("\\boxed{None}", {"answer": "7", "answer_aliases": [None, float("nan")]}) == 0.0

@@ -19,6 +19,32 @@ def completion_text(completion: Any) -> str:
     return str(completion)
 
 
+NO_REFERENCE_METRIC = "mentor/reward_no_reference"
+
+
+def usable(value: Any) -> bool:
+    """Whether a reference value can be scored against: not None, NaN (a blank pandas cell), or an empty or
+    blank string or list. The strings "None" and "nan" are kept: they may be real answers."""
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (list, tuple)):
+        return bool(value)
+    try:
+        return bool(value == value)  # NaN is the one value not equal to itself
+    except Exception:  # an array's comparison is no bool: it is a value, not a blank
+        return True
+
+
+def log_no_reference(rewards: list[float | None], log_metric: Any) -> None:
+    """Report how many rows of a reward call had no usable reference (their reward is None), through the
+    `log_metric` callable TRL passes to reward functions; logged on every call, 0 included, so the average TRL
+    reports over a logging step is the rows per call."""
+    if callable(log_metric):
+        log_metric(NO_REFERENCE_METRIC, float(sum(r is None for r in rewards)))
+
+
 class Task:
     """Base class of a task adapter. Subclasses set the class attributes and implement the methods.
 
@@ -35,10 +61,17 @@ class Task:
     optional_reference_fields: tuple[str, ...] = ("solution",)
 
     # --- training -------------------------------------------------------------------------------
-    def reward(self, completions: list[Any], **columns: Any) -> list[float]:
-        """TRL reward-function signature; reads the reference from the dataset columns."""
+    def reward(self, completions: list[Any], **columns: Any) -> list[float | None]:
+        """TRL reward-function signature; reads the reference from the dataset columns.
+
+        A row whose reference lacks a required field (None, NaN, empty: see `usable`) gets None, never a reward:
+        TRL treats None as unscorable (no advantage, left out of its group's baseline). Such rows are counted in
+        the `mentor/reward_no_reference` metric when TRL passes `log_metric`."""
         refs = self.references_from_columns(len(completions), columns)
-        return [self.score(completion_text(c), ref) for c, ref in zip(completions, refs)]
+        out = [None if self.missing_reference(ref) else self.score(completion_text(c), ref)
+               for c, ref in zip(completions, refs)]
+        log_no_reference(out, columns.get("log_metric"))
+        return out
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:
         raise NotImplementedError
@@ -59,8 +92,8 @@ class Task:
         return max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)), default=default)
 
     def missing_reference(self, reference: dict[str, Any]) -> list[str]:
-        """Required reference fields that are absent or empty for one problem."""
-        return [f for f in self.reference_fields if reference.get(f) in (None, "", [])]
+        """Required reference fields that are absent, empty or NaN for one problem (see `usable`)."""
+        return [f for f in self.reference_fields if not usable(reference.get(f))]
 
     def hinted_prompt(self, prompt: str, hint: str) -> str:
         """The prompt with the hint appended to the user's turn (`hint_placement: prompt`)."""

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from mentor.sandbox.harness import PROGRESS_TAG, RESULT_TAG, harness_source, prompt_params, rewrite_tests
-from mentor.tasks.base import Task, completion_text
+from mentor.tasks.base import Task, completion_text, log_no_reference
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
 TAXONOMY = {
@@ -492,9 +492,16 @@ class CodeTask(Task):
         return 0.0
 
     # --- training ----------------------------------------------------------------------------------------
-    def reward(self, completions: list[Any], partial_credit: bool | None = None, **columns: Any) -> list[float]:
+    def reward(self, completions: list[Any], partial_credit: bool | None = None, **columns: Any) -> list[float | None]:
+        """Rewards of a batch; None (unscorable to TRL) for a row whose `test` or `entry_point` is None, NaN or blank,
+        counted in `mentor/reward_no_reference`: a row without tests must not pay, nor stop the run."""
         refs = self.references_from_columns(len(completions), _map_prompt_column(columns))
-        return [self.reward_of(fb, partial_credit) for fb in self.run_many(completions, refs)]
+        scored = [i for i, ref in enumerate(refs) if not self.missing_reference(ref)]
+        out: list[float | None] = [None] * len(refs)
+        for i, fb in zip(scored, self.run_many([completions[i] for i in scored], [refs[i] for i in scored])):
+            out[i] = self.reward_of(fb, partial_credit)
+        log_no_reference(out, columns.get("log_metric"))
+        return out
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:
         return self.reward_of(self.run_many([completion], [reference])[0])
@@ -791,16 +798,19 @@ def _task_for(timeout_s: float | None, memory_mb: int | None) -> CodeTask:
 
 
 def code_reward(completions: list[Any], test: list[str], entry_point: list[str], *, partial_credit: bool = False,
-                timeout_s: float | None = None, memory_mb: int | None = None, **kwargs: Any) -> list[float]:
+                timeout_s: float | None = None, memory_mb: int | None = None, **kwargs: Any) -> list[float | None]:
     """TRL reward function: 1.0 when all of a row's tests pass, else 0.0 (or the share of passed asserts
     with `partial_credit=True`). Reads the dataset columns `test` and `entry_point`, and the prompt
-    (`prompts`/`prompt`) so that a completion holding only a function body is run after its prompt."""
+    (`prompts`/`prompt`) so that a completion holding only a function body is run after its prompt. A row whose
+    `test` or `entry_point` is None, NaN or blank gets None (unscorable), counted in `mentor/reward_no_reference`."""
     columns = _map_prompt_column({"test": test, "entry_point": entry_point, **kwargs})
     columns = {k: v for k, v in columns.items() if isinstance(v, (list, tuple)) and len(v) == len(completions)}
-    return _task_for(timeout_s, memory_mb).reward(completions, partial_credit=partial_credit, **columns)
+    return _task_for(timeout_s, memory_mb).reward(completions, partial_credit=partial_credit,
+                                                  log_metric=kwargs.get("log_metric"), **columns)
 
 
-def code_reward_partial(completions: list[Any], test: list[str], entry_point: list[str], **kwargs: Any) -> list[float]:
+def code_reward_partial(completions: list[Any], test: list[str], entry_point: list[str],
+                        **kwargs: Any) -> list[float | None]:
     """`code_reward` with partial credit: the share of the tests' asserts that pass."""
     kwargs.pop("partial_credit", None)
     return code_reward(completions, test, entry_point, partial_credit=True, **kwargs)

@@ -9,7 +9,9 @@ the last number. It is compared with the reference `answer` (and `answer_aliases
 2. else, for boxed answers, TRL's own `trl.rewards.accuracy_reward` (math-verify), our `answer` passed as
    its gold `solution` column;
 3. else math-verify's parse/verify on the extracted answer.
-Expressions that could stall sympy (exponent towers, huge factorials) score 0 without reaching it.
+Expressions that could stall sympy (exponent towers, huge factorials, powers and binomials: see
+`mentor.leakage.expression_cost`) score 0 without reaching it, in any thread; feedback marks them
+`answer_too_costly`. A row whose `answer` is None, NaN or blank scores 0, and `math_reward` gives it None.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from mentor.leakage import (analyse_answer, at_points, check_leak, close_enough, evaluate, mv_equal, mv_parse,
-                            safe_expression, split_steps, to_ascii_math, word_list)
-from mentor.tasks.base import Task, completion_text
+from mentor.leakage import (analyse_answer, at_points, check_leak, close_enough, evaluate, expression_cost, mv_equal,
+                            mv_parse, safe_expression, split_steps, to_ascii_math, word_list)
+from mentor.tasks.base import Task, completion_text, usable
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 MAX_COMPLETION_CHARS = 6000  # scored from the end: the answer is there, and math-verify's cost stays bounded
@@ -116,21 +118,28 @@ def _equal(got: str, answer: str) -> bool:
     return safe_expression(got) and mv_equal(mv_parse(_gold_latex(answer)), mv_parse(got))
 
 
-def _trl_accuracy(text: str, answer: str) -> float | None:
-    """TRL's accuracy_reward for one completion against our answer; None when it cannot judge."""
+def _trl_accuracy(got: str, answer: str) -> float | None:
+    """TRL's accuracy_reward for one boxed answer against our answer; None when it cannot judge or either side is
+    too costly. Only `\\boxed{got}` is passed, not the whole completion, so that the screened text is all that
+    math-verify parses."""
+    if not safe_expression(got) or expression_cost(answer) is None:
+        return None
     try:
         from trl.rewards import accuracy_reward
 
-        return accuracy_reward([[{"role": "assistant", "content": text}]], [_gold_latex(answer)])[0]
+        return accuracy_reward([[{"role": "assistant", "content": f"\\boxed{{{got}}}"}]], [_gold_latex(answer)])[0]
     except Exception:
         return None
 
 
 def score_answer(completion: str, reference: dict[str, Any]) -> float:
     """1.0 if the completion's final answer equals `reference["answer"]` (or one of
-    `reference["answer_aliases"]`), else 0.0."""
+    `reference["answer_aliases"]`), else 0.0; 0.0 when the answer is None, NaN or blank (`usable`), which
+    `\\boxed{None}` or "the answer is nan" would otherwise match."""
+    if not usable(reference.get("answer")):
+        return 0.0
     text = completion_text(completion)[-MAX_COMPLETION_CHARS:]
-    forms = [str(reference["answer"])] + [str(a) for a in reference.get("answer_aliases") or []]
+    forms = [str(reference["answer"])] + [str(a) for a in reference.get("answer_aliases") or [] if usable(a)]
     got, how = extract_answer(text)
     if got is None:
         return 0.0
@@ -139,14 +148,15 @@ def score_answer(completion: str, reference: dict[str, Any]) -> float:
         return float(fast)
     if any(_fast_equal(got, f) for f in forms[1:]):
         return 1.0
-    if how == "boxed" and safe_expression(got) and _trl_accuracy(text, forms[0]) == 1.0:
+    if how == "boxed" and _trl_accuracy(got, forms[0]) == 1.0:
         return 1.0
     return float(any(_equal(got, f) for f in forms))
 
 
-def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float]:
-    """TRL reward function: 1.0 per completion whose final answer equals the `answer` column, else 0.0.
-    Name it in a TRL config as `mentor.tasks.math.math_reward`."""
+def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float | None]:
+    """TRL reward function: 1.0 per completion whose final answer equals the `answer` column, else 0.0; None
+    (unscorable to TRL) for a row whose answer is None, NaN or blank, counted in the `mentor/reward_no_reference`
+    metric through TRL's `log_metric`. Name it in a TRL config as `mentor.tasks.math.math_reward`."""
     from mentor.tasks import get_task
 
     return get_task("math").reward(completions, answer=answer, **kwargs)
@@ -261,7 +271,8 @@ class MathTask(Task):
             `partial` (some parts of a multi-part answer right), `steps` (number of steps),
             `arithmetic_slips` ([{step, text}]), `first_wrong_step` (1-based step of the attempt, or None),
             `wrong_step_text`, `reached_reference_steps` (reference steps whose new numbers the attempt
-            reaches) and `diverges_at_reference_step` (first reference step it does not reach, or None).
+            reaches), `diverges_at_reference_step` (first reference step it does not reach, or None) and
+            `answer_too_costly` (the final answer is too costly to evaluate, e.g. `((9!)!)!`: scored as not equal).
         """
         text = completion_text(completion)
         tail = text[-MAX_COMPLETION_CHARS:]
@@ -280,7 +291,8 @@ class MathTask(Task):
             problems.append("multiple_answers")
         correct = got is not None and self.score(tail, reference) == 1.0
         fb: dict[str, Any] = {"extracted_answer": got, "extraction": how, "format_problems": problems,
-                              "correct": correct, "partial": False}
+                              "correct": correct, "partial": False,
+                              "answer_too_costly": got is not None and not correct and expression_cost(got) is None}
         ans = analyse_answer(str(reference["answer"]))
         if got is not None and not correct and len(set(ans.values)) > 1:
             fb["partial"] = bool(numbers_in(got) & set(ans.values))
