@@ -259,24 +259,31 @@ def error_class(group: FailedGroup) -> str:
     return task.dominant_class(counts, "unknown")
 
 
-def evaluate(groups: list[FailedGroup], policy: Policy, configs: dict[str, str | None], samples: int = 8,
-             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0) -> dict[str, Any]:
-    """The report of `mentor eval` (see the module doc), without the `skipped` list."""
+def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
+    """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing."""
     from mentor.runtime import MentorRuntime
-    from mentor.tasks import get_task
 
     runtimes = {}
-    for name, path in configs.items():  # every config loads before any sampling, so a bad one costs nothing
+    for name, path in configs.items():
         try:
             runtimes[name] = MentorRuntime(path)
         except InputError as e:
             raise InputError(f"--config {name}={path}: {e}") from None
+    return runtimes
+
+
+def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
+             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
+    MentorRuntime, from `load_configs`), without the `skipped` list."""
+    from mentor.tasks import get_task
+
     max_new_tokens = max_new_tokens or policy.max_new_tokens
     classes = [error_class(g) for g in groups]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
                               "max_new_tokens": max_new_tokens, "configs": {}}
     rescued_by: dict[str, list[bool]] = {}
-    for name in ["none", *configs]:
+    for name in ["none", *runtimes]:
         t0 = time.perf_counter()
         if name == "none":
             hints, placement, interventions = [None] * len(groups), "prompt", []
@@ -375,9 +382,10 @@ def cmd_eval(args) -> int:
     groups, skipped = read_failures(args.failures)
     for problem in skipped:
         print(problem, file=sys.stderr)
+    runtimes = load_configs(configs)
     policy = load_policy(args.policy)
     with torch_threads(args.threads):
-        report = evaluate(groups, policy, configs, args.samples, args.temperature, args.max_new_tokens, args.seed)
+        report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed)
     report["skipped"] = skipped
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
