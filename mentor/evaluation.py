@@ -115,15 +115,13 @@ class Policy:
         template renders a user turn as its bare text, so lab prompts are unchanged."""
         if not getattr(self.tokenizer, "chat_template", None):
             return prompt
-        text = self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+        # Encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled.
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
                                                   add_generation_prompt=True)
-        bos = getattr(self.tokenizer, "bos_token", None)
-        return text[len(bos):] if bos and text.startswith(bos) and self.encode("")[:1] == [self.tokenizer.bos_token_id] \
-            else text
 
 
 def load_policy(name: str) -> Policy:
-    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (through mentor.models.resolve)."""
+    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mentor.lab.pretrain import COMMITTED_POLICY
@@ -346,15 +344,16 @@ def write_html(report: dict[str, Any], path: Path) -> None:
     table = "".join(f"<tr><th>{escape(n)}</th>" + "".join(f"<td>{fmt(r[k])}</td>" for k in keys) + "</tr>"
                     for n, r in rows.items())
     bars = "".join(f"<tr><th>{escape(n)}</th><td>{bar(r['rescue_rate'])}</td></tr>" for n, r in rows.items())
+    sizes = {c: e["groups"] for r in rows.values() for c, e in r["per_error_class"].items()}
     per_class = "".join(
-        f"<h3>{escape(c)} ({next(r['per_error_class'][c]['groups'] for r in rows.values() if c in r['per_error_class'])}"
-        f" groups)</h3><table>" + "".join(
+        f"<h3>{escape(c)} ({sizes[c]} groups)</h3><table>" + "".join(
             f"<tr><th>{escape(n)}</th><td>{bar(r['per_error_class'][c]['rescue_rate'])}</td></tr>"
             for n, r in rows.items() if c in r["per_error_class"]) + "</table>" for c in classes)
     o = report["oracle"]
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>mentor eval: {escape(report['policy'])}</title>
 <style>body{{font:14px sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}th{{text-align:left}}
-.bar{{display:inline-block;width:240px;height:12px;background:#eee;margin-right:6px}}.bar div{{height:100%;background:#4a7}}
+.bar{{display:inline-block;width:240px;height:12px;background:#eee;margin-right:6px}}
+.bar div{{height:100%;background:#4a7}}
 </style></head><body><h1>mentor eval</h1>
 <p>policy {escape(report['policy'])}, {report['samples']} samples a group at temperature {report['temperature']}, seed
 {report['seed']}. Oracle: {100 * o['rescue_rate']:.1f}% rescued if each group got the row that rescued it; best single

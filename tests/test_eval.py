@@ -70,8 +70,8 @@ def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
     from mentor.types import Attempt, FailedGroup
 
     problems = labdata.generate_problems("easy", 10, seed=5, split="all") + labdata.generate_problems("hard", 10, 5)
-    groups = [FailedGroup(p["problem_id"], "arithmetic", p["prompt"], {"answer": p["answer"], "operands": p["operands"]},
-                          [Attempt("x")]) for p in problems]
+    groups = [FailedGroup(p["problem_id"], "arithmetic", p["prompt"],
+                          {"answer": p["answer"], "operands": p["operands"]}, [Attempt("x")]) for p in problems]
     policy = load_policy("lab")
     with torch_threads(1):
         direct = completions(policy.model, policy.tokenizer, problems, num_samples=6, temperature=1.5, seed=7)
