@@ -169,3 +169,19 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
     err = capsys.readouterr().err
     assert "mentor: error: " in err and all(n in err for n in names), err
     assert not out.exists()
+
+
+def test_a_save_pretrained_directory_is_a_policy_and_a_folder_without_a_model_is_refused(failures, tmp_path, capsys):
+    from mentor.lab.pretrain import COMMITTED_POLICY
+
+    reports = []
+    for policy in ("lab", COMMITTED_POLICY):
+        out = tmp_path / "r.json"
+        assert run(failures, "--policy", policy, "--samples", 2, "--temperature", 1.5, "-o", out) == 0
+        report = json.loads(out.read_text())
+        reports.append([(e["rescue_rate"], e["mean_reward"]) for e in report["configs"].values()])
+    assert reports[0] == reports[1]
+    capsys.readouterr()
+    assert run(failures, "--policy", tmp_path, "-o", tmp_path / "r2.json") == 2
+    err = capsys.readouterr().err
+    assert f"--policy {tmp_path}: " in err and "no config.json" in err
