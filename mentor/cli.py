@@ -153,9 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
     draw.set_defaults(func=cmd_graph_draw)
 
     from mentor.demo import add_demo_command
+    from mentor.evaluation import add_eval_command
     from mentor.viewer import add_traces_command
 
     add_demo_command(sub)
+    add_eval_command(sub)
     add_traces_command(sub)
     return parser
 

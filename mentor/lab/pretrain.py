@@ -310,10 +310,12 @@ def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placemen
     return texts, given
 
 
-def _generate(model, tokenizer, texts: list[str], num_samples: int, temperature: float | None, max_new_tokens: int) -> list[str]:
+def generate_ids(model, tokenizer, ids: list[list[int]], num_samples: int, temperature: float | None,
+                 max_new_tokens: int):
+    """The generated token ids (`len(ids) * num_samples` rows, padded after EOS) continuing each token-id list,
+    left-padded into one batch; greedy when temperature is None/0. `mentor eval` samples through this too."""
     import torch
 
-    ids = _encode(tokenizer, texts)
     width = max(map(len, ids))
     input_ids = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
     mask = torch.zeros_like(input_ids)
@@ -325,7 +327,12 @@ def _generate(model, tokenizer, texts: list[str], num_samples: int, temperature:
         out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max_new_tokens,
                              num_return_sequences=num_samples, pad_token_id=tokenizer.pad_token_id,
                              eos_token_id=tokenizer.eos_token_id, **kw)
-    return tokenizer.batch_decode(out[:, width:], skip_special_tokens=True)
+    return out[:, width:]
+
+
+def _generate(model, tokenizer, texts: list[str], num_samples: int, temperature: float | None, max_new_tokens: int) -> list[str]:
+    out = generate_ids(model, tokenizer, _encode(tokenizer, texts), num_samples, temperature, max_new_tokens)
+    return tokenizer.batch_decode(out, skip_special_tokens=True)
 
 
 def completions(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: HintFn | None = None,

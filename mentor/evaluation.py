@@ -1,0 +1,426 @@
+"""`mentor eval`: do a mentor config's hints rescue this policy's stored failures, what do they give away, what do
+they cost. Each config's graph hints every failed group once; the policy then samples G seeded re-attempts per group
+with the hint placed as the config says, and the task's verifier scores them. The row `none` samples with no hint.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mentor.types import FailedGroup, InputError
+
+BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.pretrain.completions)
+LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
+DEFAULT_MAX_NEW_TOKENS = 256
+
+
+# --- inputs ------------------------------------------------------------------------------------------
+
+def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
+    """The failed groups of FAILURES (a `mentor diagnose` .jsonl, a run directory or its traces.sqlite), and one
+    message per failure skipped (a bad line, a group without its reference)."""
+    from mentor.cli import checked_group, read_failures as read_jsonl
+    from mentor.traces import TraceStore, trace_path
+
+    path = Path(path)
+    if path.is_dir() or path.suffix == ".sqlite":
+        if not trace_path(path).is_file():
+            raise InputError(f"FAILURES {path}: no trace store at {trace_path(path)}; give a run directory (a "
+                             f"trainer's output_dir), its mentor/traces.sqlite, or a `mentor diagnose` .jsonl file")
+        groups, skipped = [], []
+        store = TraceStore(path, readonly=True, on_problem=skipped.append)
+        try:
+            for record in store.interventions():
+                try:
+                    groups.append(checked_group(_group_row(record)))
+                except InputError as e:
+                    skipped.append(f"{trace_path(path)}: intervention id={record['id']}: {e}; skipped")
+        finally:
+            store.close()
+    else:
+        groups, skipped = read_jsonl(path)
+    if not groups:
+        raise InputError(f"FAILURES {path}: no failed group to evaluate" +
+                         (f" ({len(skipped)} skipped: {skipped[0]})" if skipped else " (the file is empty)"))
+    return groups, skipped
+
+
+def _group_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A trace record as a failed group's JSON row. The record keeps the group's reference only in the error
+    classifier's output (the node writes the group back with its feedback), so a run whose graph has no classifier
+    gives rows without a reference, which are skipped."""
+    group = next((n["output"]["group"] for n in record.get("nodes") or []
+                  if isinstance(n.get("output"), dict) and isinstance(n["output"].get("group"), dict)), {})
+    if not group.get("reference"):
+        raise InputError("no reference in the record (its graph stored no group with a reference)")
+    return {"problem_id": record.get("problem_id"), "task": record.get("task"), "prompt": record.get("prompt"),
+            "reference": group["reference"], "attempts": record.get("attempts"),
+            "previous_hints": group.get("previous_hints") or []}
+
+
+def parse_configs(specs: list[str] | None) -> dict[str, str | None]:
+    """`--config NAME=CFG` values as {name: YAML path}; none given: {"mentor": None} (the default config)."""
+    if not specs:
+        return {"mentor": None}
+    configs: dict[str, str | None] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise InputError(f"--config {spec!r}: expected NAME=CFG, e.g. --config mine=configs/mine.yaml")
+        if name == "none" or name in configs:
+            raise InputError(f"--config {spec!r}: the name {name!r} is " +
+                             ("the unhinted row's" if name == "none" else "given twice") + "; choose another")
+        configs[name] = path
+    return configs
+
+
+def parse_fail_under(specs: list[str] | None, names: list[str]) -> dict[str, float]:
+    """`--fail-under NAME=RATE` values as {name: rate}, each NAME a row of the report."""
+    out = {}
+    for spec in specs or []:
+        name, sep, rate = spec.partition("=")
+        try:
+            value = float(rate)
+        except ValueError:
+            value = None
+        if not sep or value is None or not 0 <= value <= 1:
+            raise InputError(f"--fail-under {spec!r}: expected NAME=RATE with RATE in [0, 1], e.g. mentor=0.5")
+        if name not in names:
+            raise InputError(f"--fail-under {spec!r}: no row {name!r}; the rows are {names}")
+        out[name] = value
+    return out
+
+
+# --- the policy --------------------------------------------------------------------------------------
+
+@dataclass
+class Policy:
+    name: str
+    model: Any
+    tokenizer: Any
+    max_new_tokens: int  # the default response length for this policy
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def render(self, prompt: str) -> str:
+        """The text the policy continues for a problem: its user turn through the chat template (with the generation
+        prompt) where the tokenizer has one, as TRL renders a conversational prompt; else the text as it is. The lab's
+        template renders a user turn as its bare text, so lab prompts are unchanged."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return prompt
+        # Encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled.
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                  add_generation_prompt=True)
+
+
+def load_policy(name: str) -> Policy:
+    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mentor.lab.pretrain import COMMITTED_POLICY
+    from mentor.models import resolve
+
+    path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)
+    if Path(path).exists() and not (Path(path) / "config.json").is_file():
+        raise InputError(f"--policy {name}: {path} has no config.json; give `lab`, a save_pretrained directory or "
+                         f"a hub id")
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+    except (OSError, ValueError) as e:
+        raise InputError(f"--policy {name}: not `lab`, a save_pretrained directory or a loadable hub id "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:200]})") from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model.eval()
+    lab = (Path(path) / "meta.json").is_file() and "weights_key" in json.loads((Path(path) / "meta.json").read_text())
+    return Policy(name, model, tokenizer, LAB_MAX_NEW_TOKENS if lab else DEFAULT_MAX_NEW_TOKENS)
+
+
+# --- sampling and scoring ----------------------------------------------------------------------------
+
+@dataclass
+class Inputs:
+    """What the policy continues for one group: the unhinted text's ids, the hinted input's ids (prompt or prompt +
+    prefix) and, in prefix placement, the prefix's ids (the given start of the response)."""
+
+    plain: list[int]
+    hinted: list[int]
+    prefix: list[int]
+    prefix_text: str = ""
+
+
+def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
+    from mentor.tasks import get_task
+
+    task, rendered = get_task(group.task), policy.render(group.prompt)
+    plain = policy.encode(rendered)
+    if not hint:
+        return Inputs(plain, plain, [])
+    if placement == "prompt":  # the task formats the hint into the user turn, as the in-step hook does
+        return Inputs(plain, policy.encode(policy.render(task.hinted_prompt(group.prompt, hint))), [])
+    prefix_text = task.response_prefix(hint)
+    hinted = policy.encode(rendered + prefix_text)
+    prefix = hinted[len(plain):] if hinted[:len(plain)] == plain else policy.encode(prefix_text)
+    return Inputs(plain, plain + prefix, prefix, prefix_text)
+
+
+def sample(policy: Policy, inputs: list[Inputs], samples: int, temperature: float, max_new_tokens: int, seed: int,
+           desc: str = "sampling") -> list[list[tuple[str, list[int]]]]:
+    """`samples` responses per input: (whole response text, the prefix included; generated token ids). Batched and
+    seeded as mentor.lab.pretrain.completions: the same seed, chunks and inputs give the same samples. Each response is
+    at most `max_new_tokens` long, a prefix hint included, so a hint buys no extra length."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from mentor.lab.pretrain import generate_ids
+
+    per = max(1, BATCH_SIZE // samples)
+    out: list[list[tuple[str, list[int]]]] = []
+    eos, pad = policy.tokenizer.eos_token_id, policy.tokenizer.pad_token_id
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for s in tqdm(range(0, len(inputs), per), desc=desc, unit="batch", leave=False):
+            chunk = inputs[s:s + per]
+            budget = max(1, max_new_tokens - min(len(x.prefix) for x in chunk))
+            ids = generate_ids(policy.model, policy.tokenizer, [x.hinted for x in chunk], samples, temperature, budget)
+            for j, x in enumerate(chunk):
+                group = []
+                for row in ids[j * samples:(j + 1) * samples].tolist():
+                    row = row[:max(1, max_new_tokens - len(x.prefix))]
+                    row = row[:row.index(eos)] if eos in row else [t for t in row if t != pad]
+                    group.append((x.prefix_text + policy.tokenizer.decode(row, skip_special_tokens=True), row))
+                out.append(group)
+    return out
+
+
+def logprob_sums(policy: Policy, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64) -> list[float]:
+    """Sum of log p(scored | context) for each (context ids, scored ids): one forward pass per batch."""
+    import torch
+
+    out = []
+    for s in range(0, len(pairs), batch_size):
+        chunk = pairs[s:s + batch_size]
+        width = max(len(c) + len(y) for c, y in chunk)
+        ids = torch.full((len(chunk), width), policy.tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for i, (c, y) in enumerate(chunk):  # right padding: positions are those of an unpadded sequence
+            ids[i, :len(c) + len(y)] = torch.tensor(c + y)
+            mask[i, :len(c) + len(y)] = 1
+        with torch.no_grad():
+            logp = torch.log_softmax(policy.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
+        for i, (c, y) in enumerate(chunk):
+            targets = torch.tensor(y, dtype=torch.long)
+            out.append(logp[i, len(c) - 1:len(c) + len(y) - 1].gather(1, targets[:, None]).sum().item())
+    return out
+
+
+def reliance(policy: Policy, rescued: list[tuple[Inputs, list[int]]]) -> float | None:
+    """HiLL's hint reliance: the mean over correct hinted responses y of (log p(y|x) - log p(y|x+hint)) / |y|. In
+    prefix placement y is the whole response, prefix included, whose prefix tokens have probability 1 given the hint.
+    Below 0 where the hint makes the correct response likelier; None without a correct hinted response."""
+    rows = [(x, x.prefix + gen) for x, gen in rescued if x.prefix + gen]
+    if not rows:
+        return None
+    unhinted = logprob_sums(policy, [(x.plain, y) for x, y in rows])
+    hinted = logprob_sums(policy, [(x.hinted, y[len(x.prefix):]) for x, y in rows])
+    return sum((u - h) / len(y) for (x, y), u, h in zip(rows, unhinted, hinted)) / len(rows)
+
+
+# --- the evaluation ----------------------------------------------------------------------------------
+
+def with_columns(group: FailedGroup, columns: dict[str, str]) -> FailedGroup:
+    """The group with each reference field the config maps (`columns: {hint: hint2}`) read from its column, as the
+    in-step hook reads dataset columns: one failures file can hold several hint libraries."""
+    if not columns:
+        return group
+    reference = {**group.reference, **{ours: group.reference[theirs] for ours, theirs in columns.items()
+                                        if theirs in group.reference}}
+    return FailedGroup(group.problem_id, group.task, group.prompt, reference, group.attempts, group.previous_hints)
+
+
+def error_class(group: FailedGroup) -> str:
+    """The group's error class by the task's rules classifier (the mentor's default): one grouping for every row."""
+    from mentor.tasks import get_task
+
+    task = get_task(group.task)
+    counts = defaultdict(int)
+    for attempt in group.attempts:
+        counts[task.classify(attempt, group.reference)] += 1
+    return task.dominant_class(counts, "unknown")
+
+
+def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
+    """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing."""
+    from mentor.runtime import MentorRuntime
+
+    runtimes = {}
+    for name, path in configs.items():
+        try:
+            runtimes[name] = MentorRuntime(path)
+        except InputError as e:
+            raise InputError(f"--config {name}={path}: {e}") from None
+    return runtimes
+
+
+def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
+             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
+    MentorRuntime, from `load_configs`), without the `skipped` list."""
+    from mentor.tasks import get_task
+
+    max_new_tokens = max_new_tokens or policy.max_new_tokens
+    classes = [error_class(g) for g in groups]
+    report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
+                              "max_new_tokens": max_new_tokens, "configs": {}}
+    rescued_by: dict[str, list[bool]] = {}
+    for name in ["none", *runtimes]:
+        t0 = time.perf_counter()
+        if name == "none":
+            hints, placement, interventions = [None] * len(groups), "prompt", []
+        else:
+            runtime = runtimes[name]
+            interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups])
+            hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
+        mentor_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        inputs = [group_inputs(policy, g, h, placement) for g, h in zip(groups, hints)]
+        responses = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc=f"sampling {name}")
+        rewards = [[get_task(g.task).score(text, g.reference) for text, _ in rs] for g, rs in zip(groups, responses)]
+        rescued = [max(r) > 0 for r in rewards]
+        hinted_correct = [(x, ids) for x, h, rs, r in zip(inputs, hints, responses, rewards) if h
+                          for (_, ids), ok in zip(rs, r) if ok > 0]
+        rely = reliance(policy, hinted_correct) if name != "none" else None
+        sample_s = time.perf_counter() - t0
+        given = [h for h in hints if h]
+        per_class: dict[str, dict[str, Any]] = {}
+        for c, ok in zip(classes, rescued):
+            entry = per_class.setdefault(c, {"groups": 0, "rescued": 0})
+            entry["groups"], entry["rescued"] = entry["groups"] + 1, entry["rescued"] + ok
+        report["configs"][name] = {
+            "groups": len(groups),
+            "rescue_rate": sum(rescued) / len(groups),
+            "mean_reward": sum(map(sum, rewards)) / (len(groups) * samples),
+            "hint_tokens": sum(len(policy.encode(h)) for h in given) / len(given) if given else 0.0,
+            "withheld": sum(iv.withheld for iv in interventions),
+            "leaks_blocked": sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
+            "reliance": rely,
+            "per_error_class": {c: {"groups": e["groups"], "rescue_rate": e["rescued"] / e["groups"]}
+                                for c, e in sorted(per_class.items())},
+            "mentor_s": round(mentor_s, 3),
+            "sample_s": round(sample_s, 3),
+        }
+        rescued_by[name] = rescued
+    best = max(report["configs"], key=lambda n: report["configs"][n]["rescue_rate"])  # ties: the first row
+    report["oracle"] = {"rescue_rate": sum(map(any, zip(*rescued_by.values()))) / len(groups),
+                        "best_single": best, "best_single_rate": report["configs"][best]["rescue_rate"]}
+    return report
+
+
+# --- the command -------------------------------------------------------------------------------------
+
+def write_html(report: dict[str, Any], path: Path) -> None:
+    """One self-contained page: the table, and bars of each row's rescue rate overall and per error class."""
+    from html import escape
+
+    rows, classes = report["configs"], sorted({c for r in report["configs"].values() for c in r["per_error_class"]})
+
+    def bar(rate: float) -> str:
+        return (f'<div class="bar"><div style="width:{100 * rate:.1f}%"></div></div>'
+                f'<span>{100 * rate:.1f}%</span>')
+
+    def fmt(v: Any) -> str:
+        return "" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    keys = ["groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "reliance",
+            "mentor_s", "sample_s"]
+    table = "".join(f"<tr><th>{escape(n)}</th>" + "".join(f"<td>{fmt(r[k])}</td>" for k in keys) + "</tr>"
+                    for n, r in rows.items())
+    bars = "".join(f"<tr><th>{escape(n)}</th><td>{bar(r['rescue_rate'])}</td></tr>" for n, r in rows.items())
+    sizes = {c: e["groups"] for r in rows.values() for c, e in r["per_error_class"].items()}
+    per_class = "".join(
+        f"<h3>{escape(c)} ({sizes[c]} groups)</h3><table>" + "".join(
+            f"<tr><th>{escape(n)}</th><td>{bar(r['per_error_class'][c]['rescue_rate'])}</td></tr>"
+            for n, r in rows.items() if c in r["per_error_class"]) + "</table>" for c in classes)
+    o = report["oracle"]
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>mentor eval: {escape(report['policy'])}</title>
+<style>body{{font:14px sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}th{{text-align:left}}
+.bar{{display:inline-block;width:240px;height:12px;background:#eee;margin-right:6px}}
+.bar div{{height:100%;background:#4a7}}
+</style></head><body><h1>mentor eval</h1>
+<p>policy {escape(report['policy'])}, {report['samples']} samples a group at temperature {report['temperature']}, seed
+{report['seed']}. Oracle: {100 * o['rescue_rate']:.1f}% rescued if each group got the row that rescued it; best single
+row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
+<table><tr><th>config</th>{''.join(f'<th>{k}</th>' for k in keys)}</tr>{table}</table>
+<h2>Rescue rate</h2><table>{bars}</table><h2>Per error class</h2>{per_class}</body></html>
+"""
+    path.write_text(page)
+
+
+def cmd_eval(args) -> int:
+    from mentor.cli import check_output
+    from mentor.lab.pretrain import torch_threads
+
+    out, html = Path(args.output), Path(args.html) if args.html else None
+    for path in filter(None, (out, html)):
+        check_output(path)
+    for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
+        if value < 1:
+            raise InputError(f"{flag} {value}: must be at least 1")
+    if not args.temperature >= 0:
+        raise InputError(f"--temperature {args.temperature}: must be >= 0 (0 is greedy)")
+    configs = parse_configs(args.config)
+    fail_under = parse_fail_under(args.fail_under, ["none", *configs])
+    groups, skipped = read_failures(args.failures)
+    for problem in skipped:
+        print(problem, file=sys.stderr)
+    runtimes = load_configs(configs)
+    policy = load_policy(args.policy)
+    with torch_threads(args.threads):
+        report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed)
+    report["skipped"] = skipped
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    if html:
+        write_html(report, html)
+    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}")
+    for name, row in report["configs"].items():
+        rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
+        print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
+              f"{rely:>10}")
+    o = report["oracle"]
+    print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
+          f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else ""))
+    below = [f"{n} {100 * report['configs'][n]['rescue_rate']:.1f}% < {100 * r:.1f}%" for n, r in fail_under.items()
+             if report["configs"][n]["rescue_rate"] < r]
+    if below:
+        print("--fail-under: " + "; ".join(below), file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_eval_command(sub) -> None:
+    p = sub.add_parser("eval", help="measure how well each config's hints rescue a policy's stored failures")
+    p.add_argument("failures", help="a `mentor diagnose` .jsonl file, a run directory or its traces.sqlite")
+    p.add_argument("--policy", required=True, help="`lab`, a save_pretrained directory, or a hub id")
+    p.add_argument("--config", action="append", metavar="NAME=CFG",
+                   help="a mentor config YAML under a row name (repeatable; default: mentor = the default config)")
+    p.add_argument("--samples", type=int, default=8, help="re-attempts per group, G (default 8)")
+    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1; 0 is greedy)")
+    p.add_argument("--max-new-tokens", type=int, help="response length cap, a prefix hint included "
+                                                      f"(default {LAB_MAX_NEW_TOKENS} for the lab policy, "
+                                                      f"else {DEFAULT_MAX_NEW_TOKENS})")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="REPORT.json to write")
+    p.add_argument("--html", help="also write a self-contained HTML page")
+    p.add_argument("--fail-under", action="append", metavar="NAME=RATE",
+                   help="exit 1 when row NAME rescues less than RATE (0 to 1) of the groups (repeatable)")
+    p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    p.set_defaults(func=cmd_eval)

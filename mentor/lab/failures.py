@@ -1,0 +1,56 @@
+"""`python -m mentor.lab.failures -o FILE`: the lab policy's own failures on the hard level, as a `mentor diagnose` /
+`mentor eval` input file.
+
+The problems and samples are those of docs/lab.md's measured figures (`python -m mentor.lab`): `--n` held-out hard
+problems (seed `--seed`), 8 samples each at T=1 with the same sampling seed. Each row's reference holds `hint1`,
+`hint2` and `hint3`, the first 1, 2 and 3 answer digits: three static hint libraries in one file, chosen per config by
+`columns: {hint: hint2}`. `--all` keeps the groups that are not collapsed too, so that `mentor eval` sees exactly the
+problems of docs/lab.md's rescue rates (which count every problem).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from mentor.lab import data
+from mentor.lab.pretrain import COMMITTED_POLICY, completions, load_policy, torch_threads
+
+
+def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
+                 temperature: float = 1.0, keep_all: bool = False, num_threads: int = 1) -> list[dict]:
+    model, tok = load_policy(policy)
+    problems = data.generate_problems("hard", n, seed=seed, split="heldout")
+    with torch_threads(num_threads):
+        outs = completions(model, tok, problems, num_samples=samples, temperature=temperature, seed=seed)
+    rows = []
+    for row, group in zip(problems, outs):
+        attempts = [{"completion": c, "reward": data.reward(c, row["answer"])} for c in group]
+        if keep_all or not any(a["reward"] for a in attempts):
+            reference = {"answer": row["answer"], "operands": row["operands"],
+                         **{f"hint{k}": data.partial_answer_hint(row["answer"], k) for k in (1, 2, 3)}}
+            rows.append({"problem_id": row["problem_id"], "task": "arithmetic", "prompt": row["prompt"],
+                         "reference": reference, "attempts": attempts})
+    return rows
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m mentor.lab.failures", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
+    ap.add_argument("--policy", default=str(COMMITTED_POLICY), help="a lab policy directory (default: the committed)")
+    ap.add_argument("--n", type=int, default=500, help="held-out hard problems (default 500)")
+    ap.add_argument("--seed", type=int, default=0, help="problem and sampling seed (default 0)")
+    ap.add_argument("--all", action="store_true", help="keep the groups that are not collapsed too")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    if args.n < 1:
+        ap.error("--n must be at least 1")
+    rows = failure_rows(args.policy, args.n, args.seed, keep_all=args.all, num_threads=args.threads)
+    Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"wrote {len(rows)} groups of {args.n} problems to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
