@@ -142,3 +142,21 @@ def test_bad_max_tokens_and_structured_output_name_the_field():
         MentorConfig(llm={"max_tokens": 0})
     with pytest.raises(InputError, match=r"llm.structured_output: expected bool, got 'yes'"):
         MentorConfig(llm={"structured_output": "yes"})
+
+
+def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones_apart(openai_server):
+    import dataclasses
+
+    from mentor.cli import summarise
+
+    openai_server.behaviour = lambda req: Reply(hang=True)
+    hung = MentorRuntime(config(openai_server, timeout_s=0.3, mentor={"timeout_s": 0.5}))
+    [cut] = hung.run([group()])
+    [done] = MentorRuntime().run([group()])
+    assert cut.error.startswith("timeout") and not done.error
+    text = summarise([done, cut, dataclasses.replace(cut, problem_id="p2")])
+    assert "failed: 2 (2 timed out)" in text
+    finished_ms = 1000 * sum(done.latency_s.values())
+    assert f"latency per finished group (1): median {finished_ms:.1f} ms" in text
+    assert "failed or timed-out groups (2), not in the latency above: " + cut.problem_id in text
+    assert summarise([cut]).count("none finished") == 1
