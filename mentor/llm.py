@@ -123,8 +123,9 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
                 raise LLMOutputError("not schema-valid: " + "; ".join(wrong[:3]))
         except LLMOutputError as e:
             error = e
+            # A constrained answer starts with "{" and is valid unless cut at max_tokens; prose never is.
             cut = (getattr(answer, "response_metadata", None) or {}).get("finish_reason") == "length"
-            if constrained and structured.enabled and not cut:  # a constrained answer is valid unless cut short
+            if constrained and structured.enabled and (not cut or not text.lstrip().startswith("{")):
                 structured.turn_off(f"the server ignored response_format (the {node} answer: {e})")
             continue
         try:
@@ -147,13 +148,10 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
                           max_completion_tokens=max_tokens)
-    try:
-        from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
-    except ImportError:
-        raise InputError("llm.provider 'hf' needs the extra: pip install 'mentor-rl[hf]'") from None
-    pipeline = HuggingFacePipeline.from_model_id(model, task="text-generation", pipeline_kwargs={
-        "max_new_tokens": max_tokens, "do_sample": temperature > 0, "return_full_text": False})
-    return ChatHuggingFace(llm=pipeline)
+    from mentor.hf import BatchedChat
+    from mentor.models import resolve
+
+    return BatchedChat(model=resolve(model), temperature=temperature, max_tokens=max_tokens)
 
 
 def chat_model_from_config(llm) -> Any:

@@ -78,3 +78,14 @@ def violations(value: Any, schema: dict[str, Any], where: str = "answer") -> lis
     elif kind == "string" and not schema.get("minLength", 0) <= len(value) <= schema.get("maxLength", len(value)):
         out.append(f"{where} has {len(value)} characters, needs {schema.get('minLength', 0)}-{schema.get('maxLength')}")
     return out
+
+
+def fit_schema(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """`schema` with its text fields' `maxLength` cut until an answer fits `max_tokens` (`llm.max_tokens` below
+    the node's own budget), so that a constrained answer closes its JSON instead of being cut mid-string."""
+    schema = json.loads(json.dumps(schema))
+    strings = [s for s in schema["properties"].values() if s.get("type") == "string"]
+    while strings and token_budget(schema) > max_tokens and any(s["maxLength"] > 8 for s in strings):
+        for s in strings:
+            s["maxLength"] = max(8, s["maxLength"] * 3 // 4)
+    return schema

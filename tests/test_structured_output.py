@@ -109,21 +109,31 @@ def test_a_server_ignoring_response_format_is_detected_from_a_schema_invalid_ans
     assert runtime.structured.fallbacks == 1
 
 
-def test_an_answer_cut_at_max_tokens_does_not_turn_structured_output_off(openai_server):
-    def behaviour(req):
-        return Reply(raw_body=json.dumps({
-            "id": "x", "object": "chat.completion", "created": 0, "model": "test",
-            "choices": [{"index": 0, "finish_reason": "length",
-                         "message": {"role": "assistant", "content": '{"classes": ["missed'}}]}).encode()) \
-            if req.node == "error_classifier" else Reply()
+def cut_reply(content: str) -> Reply:
+    return Reply(raw_body=json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "test",
+                                      "choices": [{"index": 0, "finish_reason": "length", "message": {
+                                          "role": "assistant", "content": content}}]}).encode())
 
-    openai_server.behaviour = behaviour
+
+def test_a_json_answer_cut_at_max_tokens_does_not_turn_structured_output_off(openai_server):
+    openai_server.behaviour = lambda req: cut_reply('{"classes": ["missed') if req.node == "error_classifier" \
+        else Reply()
     runtime = MentorRuntime(config(openai_server, parse_retries=0))
     [result] = runtime.run([group()])
     [fallback] = result.fallbacks
     assert fallback.startswith("error_classifier: LLMOutputError") and "malformed JSON" in fallback
     assert runtime.structured.enabled and runtime.structured.fallbacks == 0
     assert all(f is not None for f in sent_formats(openai_server))
+
+
+def test_prose_cut_at_max_tokens_shows_the_server_ignored_response_format(openai_server):
+    openai_server.behaviour = lambda req: cut_reply("The error classifier is a type of") if req.index == 0 \
+        else Reply()
+    runtime = MentorRuntime(config(openai_server, parse_retries=0))
+    with pytest.warns(UserWarning, match="ignored response_format"):
+        [result] = runtime.run([group()])
+    assert result.fallbacks[0].startswith("error_classifier: LLMOutputError") and len(result.fallbacks) == 1
+    assert not runtime.structured.enabled and runtime.structured.fallbacks == 1
 
 
 def test_a_schema_violation_falls_back_to_rules_and_names_the_field(openai_server):
@@ -160,3 +170,14 @@ def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones
     assert f"latency per finished group (1): median {finished_ms:.1f} ms" in text
     assert "failed or timed-out groups (2), not in the latency above: " + cut.problem_id in text
     assert summarise([cut]).count("none finished") == 1
+
+
+def test_fit_schema_shrinks_text_fields_to_llm_max_tokens_so_a_constrained_answer_closes():
+    from mentor.schemas import fit_schema
+
+    schema = node_schema("hint_composer", TAXONOMY, 3)
+    small = fit_schema(schema, 32)
+    assert token_budget(small) <= 32 < token_budget(schema)
+    assert small["properties"]["hint"]["maxLength"] < schema["properties"]["hint"]["maxLength"]
+    assert schema["properties"]["hint"]["maxLength"] == 400  # the node's own schema is left as it was
+    assert fit_schema(schema, 10_000) == schema
