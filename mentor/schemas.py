@@ -59,8 +59,8 @@ def violations(value: Any, schema: dict[str, Any], where: str = "answer") -> lis
         return [] if any(not violations(value, s, where) for s in schema["anyOf"]) else [
             f"{where} is {json.dumps(value)[:60]}, which matches none of {[s.get('type') for s in schema['anyOf']]}"]
     kind = schema["type"]
-    ok = isinstance(value, int) and not isinstance(value, bool) if kind == "integer" else isinstance(value, _TYPES[kind])
-    if not ok:
+    if not (isinstance(value, int) and not isinstance(value, bool) if kind == "integer"
+            else isinstance(value, _TYPES[kind])):
         return [f"{where} must be {kind}, got {type(value).__name__}"]
     out = []
     if kind == "object":

@@ -3,6 +3,7 @@ behind `transformers serve` (a real OpenAI-compatible server on loopback, which 
 
 Short budgets (llm.max_tokens) and two groups keep this file near two minutes on 2 shared cores."""
 
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import torch
 from mentor.config import NODES
 from mentor.hf import BatchedChat
 from mentor.runtime import MentorRuntime
+from mentor.tasks import get_task
 from test_diagnose_files import MATH
 from test_llm_backend import group
 from test_graph import ARITHMETIC
@@ -48,8 +50,8 @@ def test_every_node_is_answered_by_the_model_in_schema_valid_json_in_one_batch_p
         assert result.error is None and result.fallbacks == [], result.fallbacks
         assert result.backend == {n: "llm" for n in NODES}
     arithmetic, math = results
-    assert set(arithmetic.diagnosis.error_classes) <= set(__import__("mentor.tasks").tasks.get_task(
-        "arithmetic").taxonomy) and sum(arithmetic.diagnosis.error_classes.values()) == 3
+    assert set(arithmetic.diagnosis.error_classes) <= set(get_task("arithmetic").taxonomy)
+    assert sum(arithmetic.diagnosis.error_classes.values()) == 3
     assert sum(math.diagnosis.error_classes.values()) == 1
     assert runtime.structured.enabled and runtime.structured.fallbacks == 0
     assert 2 in chat.batch_sizes  # the two groups' calls to a node shared a generate
@@ -89,13 +91,12 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def served(smollm2):
-    """`transformers serve` with the real model on a free loopback port, one request at a time (continuous batching works too, but its
-    first request spends about 25 s warming up on 2 cores); killed after."""
+    """`transformers serve` with the real model on a free loopback port, one request at a time (continuous batching
+    works too, but its first request spends about 25 s warming up on 2 cores); killed after."""
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "transformers.cli.transformers", "serve", smollm2, "--host",
                              "127.0.0.1", "--port", str(port), "--device", "cpu"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env={
-                                **__import__("os").environ, "OMP_NUM_THREADS": "1"})
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
     deadline = time.monotonic() + 120
     try:
         while True:
