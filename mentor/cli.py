@@ -53,22 +53,35 @@ def checked_group(row) -> FailedGroup:
     return group
 
 
-def summarise(interventions: list[Intervention]) -> str:
-    """Error-class counts, hints, withheld, leaks blocked, fallbacks and latency, as printed text."""
-    n = len(interventions) or 1
+def summarise(interventions: list[Intervention], structured=None) -> str:
+    """Error-class counts, hints, withheld, leaks blocked, fallbacks and latency, as printed text.
+
+    Latency covers the groups that finished: a group cut off by the timeout or an error has no full run to time,
+    so it is counted apart (with the time its records show) rather than as a short one. `structured` is the
+    runtime's `mentor.llm.StructuredOutput`, when it has one."""
     classes = Counter(i.diagnosis.error_class for i in interventions if not i.error)
-    latency = sorted(sum(i.latency_s.values()) for i in interventions)
+    latency = sorted(sum(i.latency_s.values()) for i in interventions if not i.error)
+    cut = [i for i in interventions if i.error]
+    timed_out = sum(i.error.startswith("timeout") for i in cut)
     lines = [
         f"groups: {len(interventions)}",
         f"hints: {sum(i.hint is not None for i in interventions)}  withheld: {sum(i.withheld for i in interventions)}"
         f"  leaks blocked: {sum(len(i.leak['leaked_drafts']) for i in interventions)}"
         f"  llm fallbacks: {sum(len(i.fallbacks) for i in interventions)}"
-        f"  failed: {sum(i.error is not None for i in interventions)}",
+        f"  failed: {len(cut)} ({timed_out} timed out)",
         "tiers: " + ", ".join(f"{t}: {c}" for t, c in sorted(Counter(i.tier for i in interventions if i.hint).items())),
         "error classes: " + ", ".join(f"{c}: {k}" for c, k in classes.most_common()),
-        f"latency per group: median {1000 * latency[len(latency) // 2] if latency else 0:.1f} ms, "
-        f"max {1000 * (latency[-1] if latency else 0):.1f} ms (mean {1000 * sum(latency) / n:.1f} ms)",
+        (f"latency per finished group ({len(latency)}): median {1000 * latency[len(latency) // 2]:.1f} ms, "
+         f"p95 {1000 * latency[min(len(latency) - 1, int(0.95 * len(latency)))]:.1f} ms, "
+         f"max {1000 * latency[-1]:.1f} ms (mean {1000 * sum(latency) / len(latency):.1f} ms)")
+        if latency else "latency per finished group: none finished",
     ]
+    if cut:
+        lines.append(f"failed or timed-out groups ({len(cut)}), not in the latency above: "
+                     + "; ".join(f"{i.problem_id}: {i.error[:80]}" for i in cut[:3]) + (" ..." if len(cut) > 3 else ""))
+    if structured is not None and structured.fallbacks:
+        lines.append(f"structured output: off ({structured.off_reason[:120]}); "
+                     f"{structured.fallbacks} request(s) found it unusable")
     return "\n".join(lines)
 
 
@@ -103,7 +116,7 @@ def cmd_diagnose(args) -> int:
         for group, intervention in zip(groups, interventions):  # the problem and its attempts, as training traces
             attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
             f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
-    print(summarise(interventions))
+    print(summarise(interventions, runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0
 

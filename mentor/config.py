@@ -34,7 +34,11 @@ class LLMConfig:
         parse_retries: extra requests when the answer is not the JSON the node needs; then `rules` takes over.
         max_concurrency: requests in flight at once, over all groups.
         temperature: sampling temperature of the mentor model.
-        max_tokens: cap on each answer's length.
+        max_tokens: cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema
+            (`mentor.schemas.token_budget`: 70 tokens for a classifier of 3 arithmetic attempts, 150 for a hint).
+        structured_output: send each node's JSON schema for constrained decoding (`response_format` json_schema to
+            an `openai` server; a grammar on generation under `hf`). A server that rejects or ignores it is
+            detected from its answers: one warning, then prompt-only JSON for the rest of the run. Default True.
     """
 
     provider: str = "openai"
@@ -46,7 +50,8 @@ class LLMConfig:
     parse_retries: int = 1
     max_concurrency: int = 16
     temperature: float = 0.0
-    max_tokens: int = 512
+    max_tokens: int | None = None
+    structured_output: bool = True
 
     def __post_init__(self):
         _check_types(self, "llm.")
@@ -194,7 +199,7 @@ _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "parse_retries": (lambda v: v >= 0, "an integer >= 0"),
     "max_concurrency": (lambda v: v >= 1, "an integer >= 1"),
     "temperature": (lambda v: 0 <= v < math.inf, "a number >= 0"),
-    "max_tokens": (lambda v: v >= 1, "an integer >= 1"),
+    "max_tokens": (lambda v: v is None or v >= 1, "an integer >= 1, or null for each node's own budget"),
 }
 
 

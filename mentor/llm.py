@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import warnings
 from contextlib import nullcontext
 from functools import lru_cache
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Callable
 
 from langchain_core.prompts import ChatPromptTemplate
 
+from mentor.schemas import token_budget, violations
 from mentor.types import InputError
 
 
@@ -43,25 +45,92 @@ def parse_json(text: str) -> dict[str, Any]:
     return obj
 
 
+class StructuredOutput:
+    """Whether requests still ask the server for constrained decoding (`response_format`), for one runtime's life.
+
+    A server that rejects the field (a 4xx naming it) or ignores it (an answer that is not schema-valid though not
+    cut at max_tokens) turns it off: one warning, then prompt-only JSON. `fallbacks` counts the requests that
+    found it unusable."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled, self.off_reason, self.fallbacks = enabled, None, 0
+
+    def turn_off(self, reason: str) -> None:
+        self.fallbacks += 1
+        if self.enabled:
+            self.enabled, self.off_reason = False, reason
+            warnings.warn(f"llm.structured_output: {reason}; the nodes ask for JSON in the prompt alone from now on "
+                          f"(set llm.structured_output: false to skip the check)", UserWarning, stacklevel=2)
+
+
+def _request_kwargs(chat_model, node: str, schema: dict, max_tokens: int, structured: bool) -> dict[str, Any]:
+    """What a request adds for the chat models we build: its token budget and, when `structured`, the schema.
+
+    ChatOpenAI gets `response_format` through `extra_body`, so it goes out as a plain create call (its own
+    `response_format` path calls `parse`, which raises on an answer cut at max_tokens). Other chat models keep
+    their own settings."""
+    response_format = {"type": "json_schema", "json_schema": {"name": node, "schema": schema, "strict": True}}
+    if getattr(chat_model, "mentor_kwargs", False):  # mentor.hf.BatchedChat
+        return {"max_tokens": max_tokens, **({"response_format": response_format} if structured else {})}
+    if type(chat_model).__name__ == "ChatOpenAI":
+        return {"max_completion_tokens": max_tokens,
+                **({"extra_body": {"response_format": response_format}} if structured else {})}
+    return {}
+
+
+def _rejects_response_format(e: Exception) -> bool:
+    status = getattr(e, "status_code", None)
+    return isinstance(status, int) and 400 <= status < 500 and "response_format" in str(e)
+
+
 async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
               chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None,
-              timeout_s: float | None = None) -> dict:
+              timeout_s: float | None = None, schema: dict | None = None, max_tokens: int | None = None,
+              structured: StructuredOutput | None = None) -> dict:
     """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
 
+    The answer must match `schema` (also the prompt's `{json_schema}` and, while `structured` is on, the constraint
+    sent with the request), then pass `validate`. `max_tokens` defaults to the schema's token budget.
     Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
     the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
     Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted."""
-    messages = load_prompt(prompts_dir, task, node).format_messages(**variables)
+    schema = schema or {"type": "object", "properties": {}}
+    structured = structured or StructuredOutput(False)
+    max_tokens = max_tokens or token_budget(schema)
+    messages = load_prompt(prompts_dir, task, node).format_messages(
+        **variables, json_schema=json.dumps({k: v for k, v in schema.items() if k != "title"}))
     error: Exception | None = None
-    for _ in range(parse_retries + 1):
+    tries = 0
+    while tries <= parse_retries:
+        constrained = structured.enabled
         async with limit or nullcontext():
             try:
-                answer = await asyncio.wait_for(chat_model.ainvoke(messages), timeout_s)
+                answer = await asyncio.wait_for(chat_model.ainvoke(
+                    messages, **_request_kwargs(chat_model, node, schema, max_tokens, constrained)), timeout_s)
             except asyncio.TimeoutError:
                 raise TimeoutError(f"no answer within llm.timeout_s = {timeout_s} s") from None
+            except Exception as e:
+                if not (constrained and _rejects_response_format(e)):
+                    raise
+                structured.turn_off(f"the server rejected response_format ({str(e)[:200]})")
+                continue  # the same try again, without the field
+        tries += 1
+        text = answer.content if isinstance(answer.content, str) else str(answer.content)
         try:
-            return validate(parse_json(answer.content if isinstance(answer.content, str) else str(answer.content)))
-        except (LLMOutputError, KeyError, TypeError, ValueError) as e:
+            out = parse_json(text)
+            wrong = violations(out, schema)
+            if wrong:
+                raise LLMOutputError("not schema-valid: " + "; ".join(wrong[:3]))
+        except LLMOutputError as e:
+            error = e
+            # A constrained answer starts with "{" and is valid unless cut at max_tokens; prose never is.
+            cut = (getattr(answer, "response_metadata", None) or {}).get("finish_reason") == "length"
+            if constrained and structured.enabled and (not cut or not text.lstrip().startswith("{")):
+                structured.turn_off(f"the server ignored response_format (the {node} answer: {e})")
+            continue
+        try:
+            return validate(out)
+        except (KeyError, TypeError, ValueError) as e:
             error = e
     raise LLMOutputError(f"unusable output after {parse_retries + 1} tries: {error}")
 
@@ -79,13 +148,10 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
                           max_completion_tokens=max_tokens)
-    try:
-        from langchain_huggingface import ChatHuggingFace, HuggingFacePipeline
-    except ImportError:
-        raise InputError("llm.provider 'hf' needs the extra: pip install 'mentor-rl[hf]'") from None
-    pipeline = HuggingFacePipeline.from_model_id(model, task="text-generation", pipeline_kwargs={
-        "max_new_tokens": max_tokens, "do_sample": temperature > 0, "return_full_text": False})
-    return ChatHuggingFace(llm=pipeline)
+    from mentor.hf import BatchedChat
+    from mentor.models import resolve
+
+    return BatchedChat(model=resolve(model), temperature=temperature, max_tokens=max_tokens)
 
 
 def chat_model_from_config(llm) -> Any:
@@ -95,4 +161,4 @@ def chat_model_from_config(llm) -> Any:
     graph run happens, so they stay open from one training step to the next.
     """
     return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
-                             llm.max_retries, llm.temperature, llm.max_tokens)
+                             llm.max_retries, llm.temperature, llm.max_tokens or 512)  # each request sets its own

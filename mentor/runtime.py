@@ -15,6 +15,7 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import MentorConfig
+from mentor.llm import StructuredOutput
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -96,6 +97,7 @@ class MentorRuntime:
         self.config = MentorConfig.load(config)
         self.graph = load_graph(self.config.graph, self.config)
         self.chat_model = chat_model
+        self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
 
     def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
             ) -> list[Intervention]:
@@ -147,7 +149,8 @@ class MentorRuntime:
         return result
 
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
-        config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit},
+        config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit,
+                                  "structured": self.structured},
                   "recursion_limit": 8 + 2 * self.config.max_leak_retries}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats

@@ -321,7 +321,7 @@ def test_feedback_is_cached(he, pool):
 # --- prompt files ----------------------------------------------------------------------------------------
 
 PLACEHOLDERS = dict(task="code", problem="P", reference="R", attempts="A", taxonomy="T", diagnosis="D", tier=2,
-                    previous_hints="H", feedback="F", hint="X")
+                    previous_hints="H", feedback="F", hint="X", json_schema="S")
 
 
 @pytest.mark.parametrize("node, keys", [
@@ -337,7 +337,7 @@ def test_prompt_files_format(node, keys):
     text = template.format(**PLACEHOLDERS)
     for k in keys:
         assert k in text
-    assert "JSON" in text
-    for name in ("problem", "reference", "task"):
+    assert "JSON" in text and "JSON schema: S" in text
+    for name in ("problem", "reference", "task", "json_schema"):
         assert "{" + name + "}" in template
     assert "{" not in text.replace("{{", "").split("JSON object")[-1].split(":", 1)[0]

@@ -12,7 +12,8 @@ from langchain_core.runnables import RunnableConfig
 from graphs.mentor.configuration import Configuration
 from graphs.mentor.state import MentorState
 from mentor.leakage import check_leak
-from mentor.llm import ask, chat_model_from_config
+from mentor.llm import StructuredOutput, ask, chat_model_from_config
+from mentor.schemas import fit_schema, node_schema
 from mentor.tasks import get_task
 from mentor.types import Diagnosis, FailedGroup
 
@@ -50,10 +51,14 @@ async def _run(node: str, state: MentorState, config: RunnableConfig, group: Fai
     if ctx.mentor.nodes[node] == "rules":
         return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
     try:
+        llm = ctx.mentor.llm
+        schema = node_schema(node, get_task(group.task).taxonomy, len(group.attempts))
         out = await ask(node, group.task, _prompt_variables(state, group), validate,
-                        chat_model=ctx.chat_model or chat_model_from_config(ctx.mentor.llm),
-                        prompts_dir=ctx.mentor.prompts_dir, parse_retries=ctx.mentor.llm.parse_retries,
-                        limit=ctx.llm_limit, timeout_s=ctx.mentor.llm.timeout_s)
+                        chat_model=ctx.chat_model or chat_model_from_config(llm),
+                        prompts_dir=ctx.mentor.prompts_dir, parse_retries=llm.parse_retries,
+                        limit=ctx.llm_limit, timeout_s=llm.timeout_s, max_tokens=llm.max_tokens,
+                        schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
+                        structured=ctx.structured or StructuredOutput(llm.structured_output))
         return {**out, "backend": {node: "llm"}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
         return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},

@@ -1,0 +1,177 @@
+"""The in-process `hf` provider: a transformers model as a LangChain chat model that batches and constrains.
+
+Requests that arrive together (the concurrent groups' calls to one node) become one left-padded `generate`, and
+a request carrying `response_format` json_schema is decoded under that schema by xgrammar's logits processor, so
+a small model writes valid JSON. A request whose caller gave up (llm.timeout_s) stops its row at the next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import PrivateAttr
+
+from mentor.types import InputError
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+
+
+@dataclass(eq=False)  # one request is one object, whatever its prompt
+class _Request:
+    prompt: list[dict[str, str]]
+    max_tokens: int
+    schema: dict | None
+    future: asyncio.Future = field(default=None)
+
+
+class BatchedChat(BaseChatModel):
+    """A causal LM from `model` (a local folder or Hub id), served in batches.
+
+    Args:
+        model: what `from_pretrained` loads.
+        max_batch: most requests in one `generate`.
+        window_s: how long the first request waits for others to join its batch.
+        temperature: 0 decodes greedily.
+        max_tokens: the answer cap of a request that names none.
+    """
+
+    model: str
+    max_batch: int = 16
+    window_s: float = 0.02
+    temperature: float = 0.0
+    max_tokens: int = 512
+    mentor_kwargs: bool = True  # mentor.llm sends `max_tokens` and `response_format` per request
+
+    _lm: Any = PrivateAttr(default=None)
+    _tokenizer: Any = PrivateAttr(default=None)
+    _grammars: dict = PrivateAttr(default_factory=dict)
+    _compiler: Any = PrivateAttr(default=None)
+    _pending: list = PrivateAttr(default_factory=list)
+    _worker: Any = PrivateAttr(default=None)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _batch_sizes: list = PrivateAttr(default_factory=list)
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Each `generate`'s batch size so far, for tests and the benchmark."""
+        return self._batch_sizes
+
+    @property
+    def _llm_type(self) -> str:
+        return "mentor-hf-batched"
+
+    def _load(self):
+        with self._lock:
+            if self._lm is None:
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+
+                self._tokenizer = AutoTokenizer.from_pretrained(self.model, padding_side="left")
+                if self._tokenizer.pad_token is None:
+                    self._tokenizer.pad_token = self._tokenizer.eos_token
+                self._lm = AutoModelForCausalLM.from_pretrained(self.model).eval()
+        return self._lm, self._tokenizer
+
+    def _grammar(self, schema: dict):
+        """The schema compiled for this tokenizer, once per distinct schema (about 1 s each on CPU)."""
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            try:
+                import xgrammar as xgr
+            except ImportError:
+                raise InputError("llm.structured_output with provider 'hf' needs xgrammar: pip install "
+                                 "'mentor-rl[hf]' (or set llm.structured_output: false)") from None
+            if self._compiler is None:
+                lm, tokenizer = self._load()
+                self._compiler = xgr.GrammarCompiler(xgr.TokenizerInfo.from_huggingface(
+                    tokenizer, vocab_size=lm.config.vocab_size))
+            # No free whitespace: a small model pads JSON with newlines and runs out of tokens.
+            self._grammars[key] = self._compiler.compile_json_schema(key, any_whitespace=False)
+        return self._grammars[key]
+
+    def generate_batch(self, requests: list[_Request]) -> list[tuple[str, str]]:
+        """(text, finish_reason) for each request, from one `generate`; all constrained or none."""
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        lm, tokenizer = self._load()
+        texts = [tokenizer.apply_chat_template(r.prompt, add_generation_prompt=True, tokenize=False) for r in requests]
+        inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        processors = []
+        if requests[0].schema is not None:
+            import xgrammar as xgr
+
+            processors.append(xgr.contrib.hf.LogitsProcessor([self._grammar(r.schema) for r in requests]))
+
+        class Abandoned(StoppingCriteria):  # a row whose caller gave up stops now
+            def __call__(self, input_ids, scores, **kwargs):
+                return torch.tensor([r.future is not None and r.future.cancelled() for r in requests])
+
+        self._batch_sizes.append(len(requests))
+        with torch.no_grad():
+            out = lm.generate(**inputs, max_new_tokens=max(r.max_tokens for r in requests),
+                              do_sample=self.temperature > 0, temperature=self.temperature or None, top_p=None,
+                              top_k=None, logits_processor=processors, pad_token_id=tokenizer.pad_token_id,
+                              stopping_criteria=StoppingCriteriaList([Abandoned()]))
+        results = []
+        for r, row in zip(requests, out[:, inputs["input_ids"].shape[1]:]):
+            row = row[: r.max_tokens].tolist()
+            ended = tokenizer.eos_token_id in row or tokenizer.pad_token_id in row
+            results.append((tokenizer.decode(row, skip_special_tokens=True), "stop" if ended else "length"))
+        return results
+
+    @staticmethod
+    def _request(messages: list[BaseMessage], max_tokens: int, response_format: dict | None) -> _Request:
+        prompt = [{"role": _ROLES.get(m.type, "user"), "content": str(m.content)} for m in messages]
+        schema = (response_format or {}).get("json_schema", {}).get("schema")
+        return _Request(prompt, max_tokens, schema)
+
+    @staticmethod
+    def _result(text: str, finish_reason: str) -> ChatResult:
+        message = AIMessage(content=text, response_metadata={"finish_reason": finish_reason})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _generate(self, messages, stop=None, run_manager=None, max_tokens=None, response_format=None, **kwargs):
+        [(text, reason)] = self.generate_batch([self._request(messages, max_tokens or self.max_tokens,
+                                                              response_format)])
+        return self._result(text, reason)
+
+    async def _agenerate(self, messages, stop=None, run_manager=None, max_tokens=None, response_format=None,
+                         **kwargs):
+        request = self._request(messages, max_tokens or self.max_tokens, response_format)
+        request.future = asyncio.get_running_loop().create_future()
+        self._pending.append(request)
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.ensure_future(self._drain())
+        text, reason = await request.future
+        return self._result(text, reason)
+
+    async def _drain(self):
+        """Runs the pending requests in batches, one `generate` at a time, until none is left. A batch holds
+        requests of one kind (same budget, constrained or not): in practice the calls to one node."""
+        await asyncio.sleep(self.window_s)
+        while self._pending:
+            first = self._pending[0]
+            kind = (first.max_tokens, first.schema is None)
+            batch = [r for r in self._pending if (r.max_tokens, r.schema is None) == kind][: self.max_batch]
+            self._pending = [r for r in self._pending if r not in batch]
+            batch = [r for r in batch if not r.future.cancelled()]
+            if not batch:
+                continue
+            try:
+                results = await asyncio.to_thread(self.generate_batch, batch)
+            except Exception as e:  # each caller falls back to rules with this error
+                for r in batch:
+                    if not r.future.done():
+                        r.future.set_exception(e)
+                continue
+            for r, result in zip(batch, results):
+                if not r.future.done():
+                    r.future.set_result(result)
+            await asyncio.sleep(self.window_s)  # requests the next node's calls send meanwhile join
