@@ -290,7 +290,7 @@ def test_llm_timeout_bounds_a_whole_request_so_the_node_falls_back_in_time(opena
     t0 = time.perf_counter()
     [result] = runtime.run([group()])
     wall = time.perf_counter() - t0
-    assert 2 <= wall < 3.5, wall
+    assert 2 <= wall < 8, wall  # cut at 2 s, not at the 30 s group bound or the 55 s Retry-After
     assert result.error is None and result.hint == rules_hint
     assert result.backend["hint_composer"] == "rules (llm fallback)"
     assert result.fallbacks == ["hint_composer: TimeoutError: no answer within llm.timeout_s = 2 s"]
