@@ -166,6 +166,7 @@ def _convert(gguf: Path, out: Path, key: str) -> None:
         tokenizer.save_pretrained(tmp)
         files = {p.name: p.stat().st_size for p in tmp.iterdir() if p.is_file()}
         (tmp / MANIFEST).write_text(json.dumps({"source": gguf.name, "key": key, "files": files}, indent=2))
+        tmp.chmod(0o755)  # mkdtemp makes it private; a server run as another user reads it too
         os.rename(tmp, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
