@@ -122,9 +122,7 @@ class Policy:
 
 def load_policy(name: str) -> Policy:
     """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from mentor.lab.pretrain import COMMITTED_POLICY
+    from mentor.lab.pretrain import COMMITTED_POLICY, load_policy as load_checkpoint
     from mentor.models import resolve
 
     path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)
@@ -132,14 +130,12 @@ def load_policy(name: str) -> Policy:
         raise InputError(f"--policy {name}: {path} has no config.json; give `lab`, a save_pretrained directory or "
                          f"a hub id")
     try:
-        model = AutoModelForCausalLM.from_pretrained(path)
-        tokenizer = AutoTokenizer.from_pretrained(path)
+        model, tokenizer = load_checkpoint(path)  # in eval mode
     except (OSError, ValueError) as e:
         raise InputError(f"--policy {name}: not `lab`, a save_pretrained directory or a loadable hub id "
                          f"({type(e).__name__}: {str(e).splitlines()[0][:200]})") from None
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model.eval()
     lab = (Path(path) / "meta.json").is_file() and "weights_key" in json.loads((Path(path) / "meta.json").read_text())
     return Policy(name, model, tokenizer, LAB_MAX_NEW_TOKENS if lab else DEFAULT_MAX_NEW_TOKENS)
 
