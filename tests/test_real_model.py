@@ -28,6 +28,7 @@ from mentor.types import Attempt, InputError
 
 G = 4
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
+ROW = make_rows(1, seed=0)[0]  # the problem of every one-problem run below
 
 
 class MathRewardSpy:
@@ -77,6 +78,11 @@ def loss_rows(seen) -> list[tuple[list[int], list[int]]]:
 def chat_ids(tokenizer, messages) -> list[int]:
     return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True, return_dict=True
                                          )["input_ids"]
+
+
+def hinted_chat(hint: str) -> list[dict]:
+    """ROW's chat prompt with `hint` in its user turn, as the math task writes it there."""
+    return [{"role": "user", "content": get_task("math").hinted_prompt(ROW["prompt"][0]["content"], hint)}]
 
 
 @pytest.fixture(scope="module")
@@ -135,9 +141,7 @@ def test_a_partial_or_corrupt_cache_is_rebuilt_not_loaded(smollm2, tmp_path, mon
 def test_default_placement_puts_the_hint_in_the_user_turn_of_the_real_chatml_prompt(default_run):
     trainer, seen, tokenizer, reward, records = default_run
     (record,) = records
-    row = make_rows(1, seed=0)[0]
-    hinted = [{"role": "user", "content": get_task("math").hinted_prompt(row["prompt"][0]["content"], record["hint"])}]
-    expected = chat_ids(tokenizer, hinted)
+    expected = chat_ids(tokenizer, hinted_chat(record["hint"]))
     rows = loss_rows(seen)
     assert len(rows) == G and all(prompt == expected for prompt, _ in rows)  # the whole group, replaced
     text = tokenizer.decode(expected)
@@ -149,8 +153,8 @@ def test_default_placement_puts_the_hint_in_the_user_turn_of_the_real_chatml_pro
 def test_the_math_rules_diagnose_the_real_completions_and_every_hint_passes_the_leak_check(default_run):
     trainer, seen, tokenizer, reward, records = default_run
     (record,) = records
-    task, row = get_task("math"), make_rows(1, seed=0)[0]
-    reference = {"answer": row["answer"], "solution": row["solution"]}
+    task = get_task("math")
+    reference = {"answer": ROW["answer"], "solution": ROW["solution"]}
     completions = [a["completion"] for a in record["attempts"]]
     assert completions == [c[0]["content"] for c in reward.calls[0]["completions"]]  # the model's own text
     feedback = [task.feedback(c, reference) for c in completions]
@@ -159,15 +163,14 @@ def test_the_math_rules_diagnose_the_real_completions_and_every_hint_passes_the_
     assert set(classes) <= set(task.taxonomy)
     assert record["diagnosis"]["error_class"] == task.dominant_class(Counter(classes))  # the graph ran these rules
     assert record["hint"] and not check_leak(record["hint"], reference, "math", problem=record["prompt"]).leaked
-    assert row["answer"] not in record["hint"]
+    assert ROW["answer"] not in record["hint"]
 
 
 def test_prefix_placement_continues_the_assistant_turn_under_the_real_template(smollm2, tmp_path, loss_spy):
     reward = MathRewardSpy()
     trainer, seen, tokenizer = run(smollm2, tmp_path, {"hint_placement": "prefix"}, reward, loss_spy)
     (record,) = TraceStore(tmp_path, readonly=True).interventions()
-    row = make_rows(1, seed=0)[0]
-    plain = chat_ids(tokenizer, row["prompt"])
+    plain = chat_ids(tokenizer, ROW["prompt"])
     assert tokenizer(text="")["input_ids"] == []  # this tokenizer adds no BOS: the template's <|im_start|> is all
     for prompt, _ in loss_rows(seen):
         text = tokenizer.decode(prompt)
@@ -182,7 +185,7 @@ def test_strip_hint_with_train_prefix_shows_the_loss_what_the_docs_table_says(sm
     config = {"hint_placement": "prefix", "strip_hint": True, "train_prefix": True}
     trainer, seen, tokenizer = run(smollm2, tmp_path, config, MathRewardSpy(pay_hinted=True), loss_spy)
     (record,) = TraceStore(tmp_path, readonly=True).interventions()
-    plain = chat_ids(tokenizer, make_rows(1, seed=0)[0]["prompt"])
+    plain = chat_ids(tokenizer, ROW["prompt"])
     prefix = tokenizer(text=tokenizer.decode(plain) + record["hint"])["input_ids"][len(plain):]
     assert [a["reward"] for a in record["reattempt"]] == [1.0, 0.0, 1.0, 0.0]  # the spy pays every other one
     rows = loss_rows(seen)  # TRL shuffles the batch before the loss: a row's advantage tells success from failure
@@ -201,9 +204,7 @@ def test_next_attempt_mode_samples_a_chat_problem_with_its_hint_the_next_time(sm
     first, second = TraceStore(tmp_path, readonly=True).interventions()
     assert len(reward.calls) == 2  # no re-generation inside a step
     assert not any(reward.calls[0]["hints"]) and reward.calls[1]["hints"] == [first["hint"]] * G
-    row = make_rows(1, seed=0)[0]
-    hinted = [{"role": "user", "content": get_task("math").hinted_prompt(row["prompt"][0]["content"], first["hint"])}]
-    assert all(prompt == chat_ids(tokenizer, hinted) for prompt, _ in loss_rows(seen))
+    assert all(prompt == chat_ids(tokenizer, hinted_chat(first["hint"])) for prompt, _ in loss_rows(seen))
     assert second["step"] == 1 and second["attempts"][0]["completion"] == reward.calls[1]["completions"][0][0]["content"]
 
 
