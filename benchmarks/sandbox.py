@@ -52,11 +52,12 @@ def main() -> None:
 
     from mentor.data.humaneval import load_humaneval
     from mentor.sandbox import SandboxPool
+    from mentor.sandbox.harness import harness_source
     from mentor.tasks.code import CodeTask
 
     problems = load_humaneval(args.limit)
     t = time.perf_counter()
-    pool = SandboxPool(args.workers, tier=args.tier)
+    pool = SandboxPool(args.workers, tier=args.tier, prelude=harness_source())
     start_s = time.perf_counter() - t
     task = CodeTask(timeout_s=args.timeout, pool=pool)
     run_mentor(problems[:8], task)  # warm-up

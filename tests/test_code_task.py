@@ -9,6 +9,7 @@ import pytest
 
 from mentor.data.humaneval import load_humaneval
 from mentor.sandbox import SandboxPool
+from mentor.sandbox.harness import harness_source
 from mentor.tasks import get_task
 from mentor.tasks.code import (TAXONOMY, CodeTask, code_reward, code_reward_partial, extract_code)
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError
@@ -18,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @pytest.fixture(scope="module")
 def pool():
-    p = SandboxPool(2)
+    p = SandboxPool(2, prelude=harness_source())
     yield p
     p.close()
 

@@ -17,26 +17,26 @@ import threading
 from mentor.sandbox.pool import STATUSES, ExecutionResult, SandboxPool
 from mentor.sandbox.tiers import TIERS, SandboxUnavailable, TierInfo, detect_tier
 
-_default: SandboxPool | None = None
-_default_lock = threading.Lock()
+_pools: dict[str | None, SandboxPool] = {}  # the process-wide pools, one per prelude
+_pools_lock = threading.Lock()
 
 
-def get_pool() -> SandboxPool:
-    """The process-wide default pool, started on first use (size: `MENTOR_SANDBOX_WORKERS`)."""
-    global _default
-    with _default_lock:
-        if _default is None or _default._closed:
-            _default = SandboxPool()
-        return _default
+def get_pool(prelude: str | None = None) -> SandboxPool:
+    """The process-wide pool for `prelude` (see `SandboxPool`; default None: a plain pool), started on first use
+    (size: `MENTOR_SANDBOX_WORKERS`)."""
+    with _pools_lock:
+        pool = _pools.get(prelude)
+        if pool is None or pool._closed:
+            pool = _pools[prelude] = SandboxPool(prelude=prelude)
+        return pool
 
 
 def shutdown() -> None:
-    """Stops the default pool's workers (they are restarted on the next call)."""
-    global _default
-    with _default_lock:
-        if _default is not None:
-            _default.close()
-            _default = None
+    """Stops the process-wide pools' workers (they are restarted on the next call)."""
+    with _pools_lock:
+        for pool in _pools.values():
+            pool.close()
+        _pools.clear()
 
 
 atexit.register(shutdown)
@@ -61,7 +61,7 @@ def execute(program: str, timeout_s: float = 5, memory_mb: int = 512, *,
 
 def execute_many(programs: list[str], timeout_s: float = 5, memory_mb: int = 512, *,
                  max_output: int = 64 << 10) -> list[ExecutionResult]:
-    """Runs many programs concurrently through the default pool; results in order."""
+    """Runs many programs concurrently through the plain process-wide pool; results in order."""
     return get_pool().map(programs, timeout_s, memory_mb, max_output)
 
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from queue import Queue
 from typing import Any, Iterable
 
-from mentor.sandbox.tiers import TierInfo, bwrap_args, detect_tier, worker_source
+from mentor.sandbox.tiers import TierInfo, bwrap_args, detect_tier, readable_by_others, worker_source
 
 STATUSES = ("ok", "error", "timeout", "killed")
 
@@ -52,21 +52,6 @@ class ExecutionResult:
         return asdict(self)
 
 
-def _readable_by_others(python: str) -> bool:
-    """Whether a process of another uid can run `python` (its prefix may sit under a private /root)."""
-    prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
-    path = prefix
-    while True:
-        try:
-            if not os.stat(path).st_mode & 0o001:
-                return False
-        except OSError:
-            return False
-        if path == "/":
-            return True
-        path = os.path.dirname(path)
-
-
 def _minimal_env() -> dict[str, str]:
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 
@@ -98,7 +83,7 @@ class _Worker:
             config.update(base=self.base, scratch=[self.base])
             if os.geteuid() == 0:
                 config.update(unshare_net=True)
-                if _readable_by_others(tier.python):
+                if readable_by_others(tier.python):
                     config.update(uid=self.pool.base_uid + self.index)
                     os.chown(self.base, 0, 0)
                     os.chmod(self.base, 0o711)
@@ -234,8 +219,8 @@ class SandboxPool:
         hard_output: bytes of output after which a program is killed.
         scratch_mb: size of the sandbox's private /tmp (bubblewrap tiers).
         prelude: trusted Python source each worker runs once at start as module `mentor_prelude`, which
-            programs can import for free (default: the code task's test harness, so that its 20 ms
-            compile is not paid per program).
+            programs can import for free (default None: no prelude; the code task passes its test harness,
+            so that its 20 ms compile is not paid per program).
         start: start the workers now rather than at first use.
     """
 
@@ -260,9 +245,6 @@ class SandboxPool:
         self.hard_output = hard_output
         self.scratch_mb = scratch_mb
         self.memory_mb = memory_mb
-        if prelude is None:
-            from mentor.sandbox.harness import harness_source
-            prelude = harness_source()
         self.prelude = prelude
         self.memory_overhead_mb = 256
         self.procs_overhead = 16

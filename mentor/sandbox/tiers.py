@@ -51,6 +51,21 @@ class TierInfo:
         return self.name in WEAK_TIERS
 
 
+def readable_by_others(python: str) -> bool:
+    """Whether a process of another uid can run `python` (its prefix may sit under a private /root)."""
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(python)))
+    path = prefix
+    while True:
+        try:
+            if not os.stat(path).st_mode & 0o001:
+                return False
+        except OSError:
+            return False
+        if path == "/":
+            return True
+        path = os.path.dirname(path)
+
+
 def base_python() -> str:
     """The interpreter the workers run: the base interpreter behind a virtual environment, so programs
     see only the standard library, never the trainer's site-packages."""
@@ -182,8 +197,7 @@ def detect_tier(tier: str | None = None, allow_weak: bool | None = None, python:
             "user namespaces, or accept the weak rlimits-only tier (no file-system or network isolation "
             "for non-root users, see docs/sandbox.md) with MENTOR_SANDBOX_ALLOW_WEAK=1 or allow_weak=True.")
     if tier == "rlimits" and os.geteuid() == 0:
-        from mentor.sandbox.pool import _readable_by_others
-        if not _readable_by_others(python):
+        if not readable_by_others(python):
             notes.append(f"programs run as root: the interpreter {python} is not readable by other uids")
     info = TierInfo(tier, python, bwrap if tier != "rlimits" else None, extra, cg, notes)
     _cache[key] = info

@@ -403,7 +403,8 @@ class CodeTask(Task):
         partial_credit: reward the share of passed asserts instead of all-or-nothing.
         timeout_s: wall-clock limit per completion.
         memory_mb: memory limit per completion.
-        pool: a `mentor.sandbox.SandboxPool` (default: the process-wide pool).
+        pool: a `mentor.sandbox.SandboxPool`, best started with `prelude=harness_source()` (default: the
+            process-wide pool with that prelude).
         cache_size: feedback kept per (code, tests), so no completion runs twice.
     """
 
@@ -429,7 +430,7 @@ class CodeTask(Task):
     def pool(self):
         if self._pool is None:
             from mentor.sandbox import get_pool
-            return get_pool()
+            return get_pool(prelude=harness_source())
         return self._pool
 
     def _key(self, code: str, reference: dict[str, Any]) -> str:
