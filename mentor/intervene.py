@@ -23,14 +23,12 @@ from typing import Any
 
 import torch
 
+from graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
 from mentor.distributed import gather, rank_and_world, split_map
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
-
-
-LIBRARY_FIELD = "hint"  # a dataset column of pre-defined hints, read by graphs/static_hints
 
 
 @dataclass

@@ -6,10 +6,11 @@ from typing import Any
 
 from graphs.mentor.state import MentorState
 
+LIBRARY_FIELD = "hint"  # the dataset column of pre-defined hints; the hook copies it into the reference
 LIBRARY_TIER = 3  # the library holds partial solutions
 
 
 async def hint_library(state: MentorState) -> dict[str, Any]:
-    """The problem's `hint` reference field as the draft; no hint if the library has none for it."""
-    hint = str(state["group"]["reference"].get("hint") or "").strip()
+    """The problem's `hint` reference field (`LIBRARY_FIELD`) as the draft; no hint if the library has none for it."""
+    hint = str(state["group"]["reference"].get(LIBRARY_FIELD) or "").strip()
     return {"draft": hint, "tier": LIBRARY_TIER, "withheld": not hint, "backend": {"hint_library": "rules"}}
