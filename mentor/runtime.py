@@ -85,6 +85,13 @@ def mentor_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
+    """LangGraph's step budget for one run, from the graph's own size rather than the default graph's shape: every
+    node once, and once more per leak retry (a retry may loop back through any node of an edited graph), plus 4."""
+    nodes = sum(not name.startswith("__") for name in graph.nodes)  # `__start__` is LangGraph's own
+    return nodes * (1 + max_leak_retries) + 4
+
+
 class MentorRuntime:
     """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` of the start.
 
@@ -151,7 +158,7 @@ class MentorRuntime:
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
         config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit,
                                   "structured": self.structured},
-                  "recursion_limit": 8 + 2 * self.config.max_leak_retries}
+                  "recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
         # Node records come from LangGraph's task stream: each node's input, output and wall time.

@@ -105,6 +105,40 @@ def test_one_failing_group_does_not_touch_the_others(monkeypatch):
     assert results[0].hint == results[2].hint == "042"
 
 
+LONG_GRAPH = """
+from langgraph.graph import END, START, StateGraph
+
+from graphs.mentor.graph import route_after_check
+from graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from graphs.mentor.state import MentorState
+
+builder = StateGraph(MentorState)
+chain = ["error_classifier"] + [f"note_{i}" for i in range(12)] + ["root_cause_analyst", "hint_composer"]
+builder.add_node("error_classifier", error_classifier)
+for name in chain[1:-2]:
+    builder.add_node(name, lambda state: {})
+builder.add_node("root_cause_analyst", root_cause_analyst)
+builder.add_node("hint_composer", hint_composer)
+builder.add_node("leakage_checker", leakage_checker)
+builder.add_edge(START, chain[0])
+for a, b in zip(chain, chain[1:] + ["leakage_checker"]):
+    builder.add_edge(a, b)
+builder.add_conditional_edges("leakage_checker", route_after_check)
+graph = builder.compile(name="long")
+"""
+
+
+def test_an_edited_graph_longer_than_the_default_is_not_cut_off(tmp_path, monkeypatch):
+    # 14 steps before the composer, then 3 drafts: past the old fixed limit of 8 + 2 * max_leak_retries.
+    (tmp_path / "long_graph.py").write_text(LONG_GRAPH)
+    monkeypatch.setattr(get_task("arithmetic"), "compose", lambda group, diagnosis, tier, feedback: "it is 0425")
+    runtime = MentorRuntime({"graph": f"{tmp_path / 'long_graph.py'}:graph", "max_leak_retries": 2})
+    [result] = runtime.run([FailedGroup.from_dict(ARITHMETIC)])
+    assert result.error is None and result.withheld
+    assert len(result.leak["leaked_drafts"]) == 3
+    assert [n["node"] for n in result.nodes].count("note_11") == 1
+
+
 def test_graph_loads_from_an_edited_copy(tmp_path):
     shutil.copytree("graphs", tmp_path / "my_graphs")
     graph_file = tmp_path / "my_graphs" / "mentor" / "graph.py"
