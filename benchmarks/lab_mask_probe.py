@@ -25,12 +25,13 @@ import torch
 
 from mentor.lab import data as labdata
 from mentor.lab import pretrain
+from mentor.tasks import arithmetic
 
 COLUMNS = ("thousands", "hundreds", "tens")
 
 
 def masked(column: int):
-    return lambda row: labdata.mask_hint(row["answer"], column)
+    return lambda row: arithmetic.mask_hint(row["answer"], column)
 
 
 def heldout() -> list[dict]:
@@ -57,7 +58,7 @@ def evaluate(args) -> dict:
     out = {"easy": pretrain.evaluate(model, tokenizer, easy), "hard": pretrain.evaluate(model, tokenizer, hard),
            "collapsed": sum(not any(g) for g in groups) / len(groups)}
     for c, name in enumerate(COLUMNS):
-        got = [labdata.extract_answer(o[0]) for o in pretrain.completions(model, tokenizer, hard, masked(c))]
+        got = [arithmetic.extract_answer(o[0]) for o in pretrain.completions(model, tokenizer, hard, masked(c))]
         out[f"mask_{name}"] = sum(g == row["answer"] for g, row in zip(got, hard)) / len(hard)
         copies = sum(g is not None and g[c] == row["answer"][c] for g, row in zip(got, hard))
         out[f"mask_{name}_copies"] = copies / len(hard)

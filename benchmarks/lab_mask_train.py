@@ -28,8 +28,8 @@ import json
 from pathlib import Path
 
 from mentor import demo, tasks
-from mentor.lab import data as labdata
 from mentor.lab import pretrain
+from mentor.tasks import arithmetic
 from mentor.tasks.arithmetic import WIDTH, ArithmeticTask
 
 MASK_POLICY = {"mask_share": 0.15, "tail_mask_share": 0.5}
@@ -52,21 +52,21 @@ class MaskTask(ArithmeticTask):
         answer = str(group.reference["answer"])
         got = [g for g in ((a.feedback or {}).get("extracted_answer") for a in group.attempts) if g]
         if not got:
-            return labdata.mask_hint(answer, 1)
+            return arithmetic.mask_hint(answer, 1)
         if self.rule == "most_wrong":  # the units column counts as the tens: the probe's columns stop there
             wrong = [sum(g[i] != answer[i] for g in got) for i in range(WIDTH)]
-            return labdata.mask_hint(answer, min(max(range(WIDTH), key=lambda i: (wrong[i], -i)), WIDTH - 2))
+            return arithmetic.mask_hint(answer, min(max(range(WIDTH), key=lambda i: (wrong[i], -i)), WIDTH - 2))
         digits = [{g[i] for g in got} for i in range(WIDTH)]
         systematic = [i for i in range(WIDTH) if len(digits[i]) == 1 and answer[i] not in digits[i]]
         right = [i for i in range(WIDTH) if digits[i] == {answer[i]}]
-        return labdata.mask_hint(answer, (systematic or right or [1])[0])
+        return arithmetic.mask_hint(answer, (systematic or right or [1])[0])
 
 
 def swap_in_mask_hints(column: str, rule: str) -> None:
     """Mask hints for this process's demo run: library, composer and hinted evaluation."""
     tasks._instances["arithmetic_mask"] = MaskTask(rule)
-    labdata.partial_answer_hint = lambda answer, k: labdata.mask_hint(answer, LIBRARY_COLUMNS[column](answer))
-    pretrain.first_digits = lambda k: (lambda row: labdata.mask_hint(row["answer"], 1))
+    arithmetic.partial_answer_hint = lambda answer, k: arithmetic.mask_hint(answer, LIBRARY_COLUMNS[column](answer))
+    pretrain.first_digits = lambda k: (lambda row: arithmetic.mask_hint(row["answer"], 1))
     evaluate = pretrain.evaluate
     pretrain.evaluate = lambda *args, placement="prompt", **kwargs: evaluate(*args, placement="prompt", **kwargs)
 

@@ -110,6 +110,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor import Mentor
     from mentor.lab import data as labdata
     from mentor.lab.pretrain import completions, evaluate, first_digits, load_policy
+    from mentor.tasks import arithmetic
     from mentor.tasks.arithmetic import arithmetic_reward
     from mentor.traces import TraceStore
     from mentor.viewer import write_html
@@ -119,7 +120,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     dataset = labdata.make_dataset("hard", settings.train_problems, seed=seed, split="train")
     if arm == "static_hints":  # the pre-defined hint library, one fixed hint per problem
         digits = settings.static_hint_digits
-        dataset = dataset.map(lambda row: {"hint": labdata.partial_answer_hint(row["answer"], digits)})
+        dataset = dataset.map(lambda row: {"hint": arithmetic.partial_answer_hint(row["answer"], digits)})
     curve: list[dict[str, float]] = []
     wrong: list[dict[str, Any]] = []  # the held-out problems wrong at the latest evaluation
 
@@ -127,8 +128,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         """Greedy, unhinted held-out accuracy; also keeps the problems still wrong in `wrong`."""
         outs = completions(policy, tokenizer, heldout, progress=steps_queue is None)
         wrong[:] = [{"problem_id": row["problem_id"], "operands": row["operands"], "answer": row["answer"],
-                     "got": labdata.extract_answer(out[0])}
-                    for out, row in zip(outs, heldout) if not labdata.reward(out[0], row["answer"])]
+                     "got": arithmetic.extract_answer(out[0])}
+                    for out, row in zip(outs, heldout) if not arithmetic.reward(out[0], row["answer"])]
         return (len(heldout) - len(wrong)) / len(heldout)
 
     class HeldoutCurve(TrainerCallback):

@@ -9,6 +9,7 @@ from mentor.cli import main
 from mentor.lab import data as labdata
 from mentor.lab.failures import failure_rows
 from mentor.lab.pretrain import completions, torch_threads
+from mentor.tasks import arithmetic
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "reliance",
@@ -78,7 +79,7 @@ def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
         ours = sample(policy, [group_inputs(policy, g, None, "prompt") for g in groups], 6, 1.5, 6, seed=7)
         report = evaluate(groups, policy, {}, samples=6, temperature=1.5, seed=7)
     assert [[text for text, _ in group] for group in ours] == direct
-    rewards = [[labdata.reward(c, p["answer"]) for c in group] for group, p in zip(direct, problems)]
+    rewards = [[arithmetic.reward(c, p["answer"]) for c in group] for group, p in zip(direct, problems)]
     assert 0 < sum(map(sum, rewards)) < 6 * len(problems)  # the comparison is not between two constant rows
     none = report["configs"]["none"]
     assert none["mean_reward"] == pytest.approx(sum(map(sum, rewards)) / (6 * len(problems)))

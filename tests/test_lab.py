@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mentor.lab import data
+from mentor.tasks import arithmetic
 
 ROOT = Path(__file__).resolve().parents[1]
 # The lab policy at its default budget lives in the shared, key-addressed cache (the one `mentor demo`
@@ -28,19 +29,19 @@ def test_formats_and_answers():
     assert row == {"prompt": "Q: 023+045=? A:", "answer": "0068", "operands": [23, 45],
                    "problem_id": "add-023-045", "level": "easy"}
     assert data.make_row(999, 999)["answer"] == "1998"
-    assert data.hint_prompt(row["prompt"], "00") == "Hint: 00\nQ: 023+045=? A:"
-    assert data.strip_hint(data.hint_prompt(row["prompt"], "the answer starts with 00")) == row["prompt"]
-    assert data.hint_prompt(row["prompt"], "  ") == row["prompt"]
-    assert data.prefix_prompt(row["prompt"], "00") == "Q: 023+045=? A: 00"
-    assert data.partial_answer_hint("0579", 2) == "05"
+    assert arithmetic.hint_prompt(row["prompt"], "00") == "Hint: 00\nQ: 023+045=? A:"
+    assert arithmetic.remove_hint(arithmetic.hint_prompt(row["prompt"], "the answer starts with 00")) == row["prompt"]
+    assert arithmetic.hint_prompt(row["prompt"], "  ") == row["prompt"]
+    assert arithmetic.prefix_prompt(row["prompt"], "00") == "Q: 023+045=? A: 00"
+    assert arithmetic.partial_answer_hint("0579", 2) == "05"
     with pytest.raises(ValueError):
-        data.partial_answer_hint("0579", 4)  # the whole answer is never a hint
+        arithmetic.partial_answer_hint("0579", 4)  # the whole answer is never a hint
 
 
 @pytest.mark.parametrize("completion,expected", [(" 0068", 1.0), ("0068", 1.0), (" 0068\nQ", 1.0), (" 00681", 0.0),
                                                  (" 0067", 0.0), (" 068", 0.0), ("", 0.0), (" 00 68", 0.0)])
 def test_reward(completion, expected):
-    assert data.reward(completion, "0068") == expected
+    assert arithmetic.reward(completion, "0068") == expected
 
 
 def test_generators_are_deterministic_and_splits_disjoint():
@@ -73,7 +74,7 @@ def test_tokenizer_round_trip(tmp_path):
     from mentor.lab.tokenizer import build_tokenizer
 
     tok = build_tokenizer()
-    text = data.hint_prompt("Q: 123+456=? A:", "the answer starts with 05") + " 0579"
+    text = arithmetic.hint_prompt("Q: 123+456=? A:", "the answer starts with 05") + " 0579"
     ids = tok(text).input_ids
     assert len(ids) == len(text) and tok.unk_token_id not in ids  # one token per character
     assert tok.decode(ids) == text
@@ -138,7 +139,7 @@ def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
     true_lead = 0
     for prompt, completion, g in tail:
         a, b = map(int, prompt[3:10].split("+"))
-        answer = data.format_answer(a, b)
+        answer = arithmetic.format_answer(a, b)
         assert g in (3, 4) and completion[g:] == answer[g - 1:]  # the trained part is the true tens/units
         true_lead += completion[1:3] == answer[:2]
     assert true_lead / len(tail) < 0.05  # the given leading digits are random, not the true ones
@@ -157,9 +158,9 @@ def test_mask_rows_teach_copying_one_digit_and_never_a_hard_sum():
     prompts, completions, ends, given = training_rows(hp, random.Random(0))(500, step=0)
     columns = set()
     for prompt, completion, end, g in zip(prompts, completions, ends, given):
-        assert prompt.startswith(data.HINT_MARKER)
+        assert prompt.startswith(arithmetic.HINT_MARKER)
         hint_line, question = prompt.split("\n", 1)
-        mask = hint_line[len(data.HINT_MARKER):]
+        mask = hint_line[len(arithmetic.HINT_MARKER):]
         c = next(i for i, ch in enumerate(mask) if ch != "_")
         columns.add(c)
         assert len(mask) == 4 and mask.count("_") == 3 and not _is_hard(question)  # one digit; an easy question

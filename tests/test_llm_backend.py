@@ -11,9 +11,9 @@ import time
 import pytest
 
 from mentor.config import NODES, MentorConfig
-from mentor.lab.data import format_answer, format_prompt
 from mentor.llm import load_prompt
 from mentor.runtime import MentorRuntime
+from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
 from test_graph import ARITHMETIC

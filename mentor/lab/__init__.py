@@ -1,6 +1,7 @@
 """The offline CPU lab: a tiny policy that collapses to zero reward on hard addition, and hints that help.
 
-- `mentor.lab.data`: problems, datasets, hint formats, reward (no torch import).
+- `mentor.lab.data`: problems and datasets (no torch import); their prompt, answer and hint formats and the
+  reward are the task's, in `mentor.tasks.arithmetic`.
 - `mentor.lab.tokenizer`: the char-level tokenizer.
 - `mentor.lab.model`: the small Llama policy.
 - `mentor.lab.pretrain`: cached pre-training on the easy level, and fast batched evaluation.
@@ -8,12 +9,10 @@
 `python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
 """
 
-from mentor.lab.data import (generate_problems, hint_prompt, make_dataset, partial_answer_hint, prefix_prompt,
-                             reward, strip_hint)
+from mentor.lab.data import generate_problems, make_dataset
 
-__all__ = ["generate_problems", "hint_prompt", "make_dataset", "partial_answer_hint", "prefix_prompt", "reward",
-           "strip_hint", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy", "evaluate",
-           "sample_rewards", "completions", "first_digits"]
+__all__ = ["generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
+           "evaluate", "sample_rewards", "completions", "first_digits"]
 
 
 def __getattr__(name):

@@ -5,13 +5,13 @@ Easy level: operands 0..99; hard level: operands 100..999. Every prompt has the 
 Operand pairs are split into train and held-out by a hash of the pair, so a held-out problem is never
 a training problem at any level or seed.
 
-Hints have two placements:
+The prompt, answer and hint formats belong to the task (`mentor.tasks.arithmetic`). Hints have two placements:
 
-- ``prompt``: the hint text goes into the prompt, formatted only by :func:`hint_prompt`:
+- ``prompt``: the hint text goes into the prompt, formatted only by `hint_prompt`:
   `Hint: 05\n` + `Q: 123+456=? A:`. Pre-training shows the policy a share of hinted easy problems in exactly
   this format, so it has learned that a hint of digits is the start of the answer.
 - ``prefix``: the partial answer starts the response: prompt `Q: 123+456=? A:` and the completion
-  begins ` 05` (see :func:`prefix_prompt`).
+  begins ` 05` (see `prefix_prompt`).
 """
 
 from __future__ import annotations
@@ -21,23 +21,14 @@ import random
 import re
 from typing import Any
 
+from mentor.tasks.arithmetic import format_answer, format_prompt
+
 LEVELS = {"easy": (0, 99), "hard": (100, 999)}
 SPLITS = ("train", "heldout", "all")
 HELDOUT_BUCKETS = 10  # 1 pair in 10 is held out
-HINT_MARKER = "Hint: "
-ANSWER_MARKER = " A:"
-_ANSWER_RE = re.compile(r"\s*(\d{4})(?!\d)")
 
 
-def format_prompt(a: int, b: int) -> str:
-    return f"Q: {a:03d}+{b:03d}=?{ANSWER_MARKER}"
-
-
-def format_answer(a: int, b: int) -> str:
-    return f"{a + b:04d}"
-
-
-def problem_id(a: int, b: int) -> str:
+def pair_id(a: int, b: int) -> str:
     return f"add-{a:03d}-{b:03d}"
 
 
@@ -51,7 +42,7 @@ def make_row(a: int, b: int, level: str | None = None) -> dict[str, Any]:
     if level is None:
         level = "easy" if max(a, b) <= LEVELS["easy"][1] else "hard"
     return {"prompt": format_prompt(a, b), "answer": format_answer(a, b), "operands": [a, b],
-            "problem_id": problem_id(a, b), "level": level}
+            "problem_id": pair_id(a, b), "level": level}
 
 
 def _check(level: str, split: str) -> tuple[int, int]:
@@ -96,55 +87,3 @@ def make_dataset(level: str = "hard", n: int = 1000, seed: int = 0, split: str =
     from datasets import Dataset
 
     return Dataset.from_list(generate_problems(level, n, seed, split))
-
-
-# --- hints -----------------------------------------------------------------------------------------
-
-def hint_prompt(prompt: str, hint_text: str) -> str:
-    """The single place that formats a prompt-placement hint: a `Hint: ...` line before the question,
-    `Q: 123+456=? A:` + `05` -> `Hint: 05\nQ: 123+456=? A:`. Putting the hint first keeps the question and
-    the answer at the same relative positions as without a hint, so the arithmetic the policy learned is
-    undisturbed and the hint only adds information."""
-    hint_text = " ".join(hint_text.split())
-    if not hint_text:
-        return prompt
-    return f"{HINT_MARKER}{hint_text}\n{prompt}"
-
-
-def strip_hint(prompt: str) -> str:
-    """Inverse of :func:`hint_prompt`."""
-    if prompt.startswith(HINT_MARKER) and "\n" in prompt:
-        return prompt.split("\n", 1)[1]
-    return prompt
-
-
-def partial_answer_hint(answer: str, k: int) -> str:
-    """Hint text giving the first `k` answer digits (the lab's partial-solution hint), e.g. `05`."""
-    if not 0 <= k < len(answer):
-        raise ValueError(f"a partial answer gives 0..{len(answer) - 1} digits, not {k} (that would be the whole answer)")
-    return answer[:k]
-
-
-def mask_hint(answer: str, column: int) -> str:
-    """Hint text revealing one answer digit, the one at `column` (0 = thousands), e.g. `_7__` (a probe's hint
-    kind, docs/lab.md; the demo does not use it)."""
-    return "".join(ch if i == column else "_" for i, ch in enumerate(answer))
-
-
-def prefix_prompt(prompt: str, digits: str) -> str:
-    """Prefix placement: the text the policy continues when the response starts with `digits`
-    (`Q: 123+456=? A:` + `05` -> `Q: 123+456=? A: 05`)."""
-    return f"{prompt} {digits}" if digits else prompt
-
-
-# --- scoring ---------------------------------------------------------------------------------------
-
-def extract_answer(completion: str) -> str | None:
-    """The 4-digit answer at the start of a completion (leading whitespace allowed), else None."""
-    m = _ANSWER_RE.match(completion)
-    return m.group(1) if m else None
-
-
-def reward(completion: str, answer: str) -> float:
-    """1.0 when the completion starts with the right 4 digits, else 0.0."""
-    return 1.0 if extract_answer(completion) == answer else 0.0

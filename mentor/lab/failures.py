@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mentor.lab import data
 from mentor.lab.pretrain import COMMITTED_POLICY, completions, load_policy, torch_threads
+from mentor.tasks import arithmetic
 
 
 def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
@@ -26,10 +27,10 @@ def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int 
         outs = completions(model, tok, problems, num_samples=samples, temperature=temperature, seed=seed)
     rows = []
     for row, group in zip(problems, outs):
-        attempts = [{"completion": c, "reward": data.reward(c, row["answer"])} for c in group]
+        attempts = [{"completion": c, "reward": arithmetic.reward(c, row["answer"])} for c in group]
         if keep_all or not any(a["reward"] for a in attempts):
             reference = {"answer": row["answer"], "operands": row["operands"],
-                         **{f"hint{k}": data.partial_answer_hint(row["answer"], k) for k in (1, 2, 3)}}
+                         **{f"hint{k}": arithmetic.partial_answer_hint(row["answer"], k) for k in (1, 2, 3)}}
             rows.append({"problem_id": row["problem_id"], "task": "arithmetic", "prompt": row["prompt"],
                          "reference": reference, "attempts": attempts})
     return rows

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from mentor.lab import data as labdata
+from mentor.tasks import arithmetic
 
 # Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
 LAB_VERSION = 3
@@ -92,8 +93,9 @@ def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
         "hparams": hp,
         "model": {**MODEL_DEFAULTS, **hp["model"]},
         "vocab": SPECIAL_TOKENS + CHARS,
-        "data": {"levels": labdata.LEVELS, "example": labdata.format_prompt(23, 45) + " " + labdata.format_answer(23, 45),
-                 "hint_example": labdata.hint_prompt(labdata.format_prompt(23, 45), "00")},
+        "data": {"levels": labdata.LEVELS,
+                 "example": arithmetic.format_prompt(23, 45) + " " + arithmetic.format_answer(23, 45),
+                 "hint_example": arithmetic.hint_prompt(arithmetic.format_prompt(23, 45), "00")},
     }
     if versions:
         spec.update(torch=torch.__version__, transformers=transformers.__version__)
@@ -142,7 +144,7 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
                 # then cut (no EOS). Teaches "column c of my answer is the hint's digit", never a hard sum.
                 a, b = pairs[rng.randrange(len(pairs))]
                 answer, c = random_hard_sum(), rng.randrange(3)
-                prompts.append(labdata.hint_prompt(labdata.format_prompt(a, b), labdata.mask_hint(answer, c)))
+                prompts.append(arithmetic.hint_prompt(arithmetic.format_prompt(a, b), arithmetic.mask_hint(answer, c)))
                 completions.append(" " + answer[:c + 1])
                 ends.append(False)
                 given.append(1 + c)
@@ -150,12 +152,12 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
             if hp["tail_share"] and step >= hp["tail_start"] and rng.random() < hp["tail_share"]:
                 a, b = hard_pairs[rng.randrange(len(hard_pairs))]
                 # The leading two digits are random: the true thousands and hundreds are never shown.
-                shown = random_hard_sum()[:2] + labdata.format_answer(a, b)[2:]
+                shown = random_hard_sum()[:2] + arithmetic.format_answer(a, b)[2:]
                 k = rng.choice(hp["tail_given"])
-                prompt = labdata.format_prompt(a, b)
+                prompt = arithmetic.format_prompt(a, b)
                 if hp["tail_mask_share"] and rng.random() < hp["tail_mask_share"]:
                     c = rng.randrange(k)  # a mask hint of one given digit: tens/units then learned under a hint line
-                    prompt = labdata.hint_prompt(prompt, labdata.mask_hint(shown, c))
+                    prompt = arithmetic.hint_prompt(prompt, arithmetic.mask_hint(shown, c))
                 prompts.append(prompt)
                 completions.append(" " + shown)
                 ends.append(True)
@@ -164,12 +166,12 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
             hinted = bool(hp["hint_share"]) and rng.random() < hp["hint_share"]
             copy_only = hinted and bool(hp["hint_copy_share"]) and rng.random() < hp["hint_copy_share"]
             a, b = pairs[rng.randrange(len(pairs))]
-            prompt, answer = labdata.format_prompt(a, b), labdata.format_answer(a, b)
+            prompt, answer = arithmetic.format_prompt(a, b), arithmetic.format_answer(a, b)
             if hinted:
                 k = rng.choice(hp["hint_digits"])
                 if copy_only:
                     answer = random_hard_sum()
-                prompt = labdata.hint_prompt(prompt, labdata.partial_answer_hint(answer, k))
+                prompt = arithmetic.hint_prompt(prompt, arithmetic.partial_answer_hint(answer, k))
             prompts.append(prompt)
             completions.append(" " + (answer[:k] if copy_only else answer))
             ends.append(not copy_only)
@@ -302,10 +304,10 @@ def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placemen
     for row in problems:
         hint = hint_fn(row) if hint_fn else ""
         if placement == "prompt":
-            texts.append(labdata.hint_prompt(row["prompt"], hint) if hint else row["prompt"])
+            texts.append(arithmetic.hint_prompt(row["prompt"], hint) if hint else row["prompt"])
             given.append("")
         else:
-            texts.append(labdata.prefix_prompt(row["prompt"], hint))
+            texts.append(arithmetic.prefix_prompt(row["prompt"], hint))
             given.append(f" {hint}" if hint else "")
     return texts, given
 
@@ -365,7 +367,7 @@ def sample_rewards(model, tokenizer, problems: Sequence[dict[str, Any]], num_sam
                    batch_size: int = 512, seed: int = 0) -> list[list[float]]:
     """Rewards of `num_samples` sampled completions per problem, as a GRPO group would get them."""
     outs = completions(model, tokenizer, problems, hint_fn, placement, num_samples, temperature, batch_size, seed)
-    return [[labdata.reward(c, row["answer"]) for c in group] for group, row in zip(outs, problems)]
+    return [[arithmetic.reward(c, row["answer"]) for c in group] for group, row in zip(outs, problems)]
 
 
 def evaluate(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: HintFn | None = None,
@@ -376,9 +378,9 @@ def evaluate(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: Hint
     outs = completions(model, tokenizer, problems, hint_fn, placement, batch_size=batch_size, progress=progress)
     if not problems:
         return 0.0
-    return sum(labdata.reward(g[0], row["answer"]) for g, row in zip(outs, problems)) / len(problems)
+    return sum(arithmetic.reward(g[0], row["answer"]) for g, row in zip(outs, problems)) / len(problems)
 
 
 def first_digits(k: int) -> HintFn:
     """`hint_fn` giving the first `k` answer digits."""
-    return lambda row: labdata.partial_answer_hint(row["answer"], k)
+    return lambda row: arithmetic.partial_answer_hint(row["answer"], k)

@@ -6,14 +6,78 @@ import re
 from collections import Counter
 from typing import Any
 
-from mentor.lab.data import extract_answer, hint_prompt, partial_answer_hint, reward
 from mentor.tasks.base import Task, completion_text, log_no_reference, usable
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 COLUMNS = ("thousands", "hundreds", "tens", "units")  # answer digit positions, left to right
 WIDTH = len(COLUMNS)
+HINT_MARKER = "Hint: "
+ANSWER_MARKER = " A:"
+_ANSWER_RE = re.compile(r"\s*(\d{4})(?!\d)")
 
 
+# --------------------------------------------------------------------------------------------------
+# Formats: the prompt, the answer, the hint placements, and scoring. The lab builds its data with them.
+# --------------------------------------------------------------------------------------------------
+def format_prompt(a: int, b: int) -> str:
+    return f"Q: {a:03d}+{b:03d}=?{ANSWER_MARKER}"
+
+
+def format_answer(a: int, b: int) -> str:
+    return f"{a + b:04d}"
+
+
+def hint_prompt(prompt: str, hint_text: str) -> str:
+    """The single place that formats a prompt-placement hint: a `Hint: ...` line before the question,
+    `Q: 123+456=? A:` + `05` -> `Hint: 05\nQ: 123+456=? A:`. Putting the hint first keeps the question and
+    the answer at the same relative positions as without a hint, so the arithmetic the policy learned is
+    undisturbed and the hint only adds information."""
+    hint_text = " ".join(hint_text.split())
+    if not hint_text:
+        return prompt
+    return f"{HINT_MARKER}{hint_text}\n{prompt}"
+
+
+def remove_hint(prompt: str) -> str:
+    """Inverse of `hint_prompt`."""
+    if prompt.startswith(HINT_MARKER) and "\n" in prompt:
+        return prompt.split("\n", 1)[1]
+    return prompt
+
+
+def partial_answer_hint(answer: str, k: int) -> str:
+    """Hint text giving the first `k` answer digits (the lab's partial-solution hint), e.g. `05`."""
+    if not 0 <= k < len(answer):
+        raise ValueError(f"a partial answer gives 0..{len(answer) - 1} digits, not {k} (that would be the whole answer)")
+    return answer[:k]
+
+
+def mask_hint(answer: str, column: int) -> str:
+    """Hint text revealing one answer digit, the one at `column` (0 = thousands), e.g. `_7__` (a probe's hint
+    kind, docs/lab.md; the demo does not use it)."""
+    return "".join(ch if i == column else "_" for i, ch in enumerate(answer))
+
+
+def prefix_prompt(prompt: str, digits: str) -> str:
+    """Prefix placement: the text the policy continues when the response starts with `digits`
+    (`Q: 123+456=? A:` + `05` -> `Q: 123+456=? A: 05`)."""
+    return f"{prompt} {digits}" if digits else prompt
+
+
+def extract_answer(completion: str) -> str | None:
+    """The 4-digit answer at the start of a completion (leading whitespace allowed), else None."""
+    m = _ANSWER_RE.match(completion)
+    return m.group(1) if m else None
+
+
+def reward(completion: str, answer: str) -> float:
+    """1.0 when the completion starts with the right 4 digits, else 0.0."""
+    return 1.0 if extract_answer(completion) == answer else 0.0
+
+
+# --------------------------------------------------------------------------------------------------
+# The task adapter.
+# --------------------------------------------------------------------------------------------------
 def carries_into(a: int, b: int) -> list[int]:
     """Carry (0 or 1) into each answer column, left to right."""
     carry, into = 0, []
