@@ -21,7 +21,10 @@ import time
 from collections import defaultdict
 
 from mentor.data.champ import load_champ
-from mentor.leakage import compact, problem_states_answer, analyse_answer, check_leak
+from mentor.leakage import check_leak
+from mentor.leakage.symbolic import problem_states_answer
+from mentor.mathtext.answer import analyse_answer
+from mentor.mathtext.ascii import compact
 
 UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
         "seventeen eighteen nineteen".split()

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
 import mentor.tasks
-from mentor.leakage import analyse_answer, check_leak, evaluate, solution_overlap, word_numbers
+from mentor.leakage import check_leak
+from mentor.leakage.checker import DETECTORS
+from mentor.leakage.number_words import word_numbers
+from mentor.leakage.overlap import solution_overlap
+from mentor.mathtext.answer import analyse_answer
+from mentor.mathtext.value import expression_value
 from mentor.tasks.base import Task
 from mentor.types import LeakVerdict
 
@@ -234,14 +241,23 @@ def test_symbolic_equivalence_via_math_verify_in_a_worker_thread():
     assert not v.leaked
 
 
+def test_the_docs_describe_exactly_the_detectors_the_checker_names():
+    docs = (Path(__file__).parent.parent / "docs" / "leakage.md").read_text()
+    table = re.findall(r"^\| `(\w+)` \|", docs.split("## Detectors", 1)[1].split("\n## ", 1)[0], re.M)
+    assert table == list(DETECTORS)
+
+
 def test_helpers():
-    assert evaluate("70+99+70") == 239 and evaluate("((1)/(2))") == 0.5 and evaluate("C(10,5)") == 252
-    assert evaluate("2^(n-1)", {"n": 4}) == 8 and evaluate("n(n-3)/2", {"n": 5}) == 5
-    assert evaluate("9^9^9") is None and evaluate("x+1") is None and evaluate("sqrt(2)") is None
-    assert abs(evaluate("sqrt(3)/3", allow_float=True) - 0.57735) < 1e-5
-    assert evaluate(r"\log_2 8") == 3 and evaluate(r"\log_(4)(2)") == Fraction(1, 2) and evaluate(r"\log_2 3") is None
-    assert abs(evaluate(r"\sin^2(x)+\cos^2 x", {"x": 7}, allow_float=True) - 1) < 1e-12
-    assert evaluate(r"\sin^(-1)(x)", {"x": 1}, allow_float=True) is None  # arcsin, not a power
+    assert expression_value("70+99+70") == 239 and expression_value("((1)/(2))") == 0.5
+    assert expression_value("C(10,5)") == 252
+    assert expression_value("2^(n-1)", {"n": 4}) == 8 and expression_value("n(n-3)/2", {"n": 5}) == 5
+    assert expression_value("9^9^9") is None and expression_value("x+1") is None
+    assert expression_value("sqrt(2)") is None
+    assert abs(expression_value("sqrt(3)/3", allow_float=True) - 0.57735) < 1e-5
+    assert expression_value(r"\log_2 8") == 3 and expression_value(r"\log_(4)(2)") == Fraction(1, 2)
+    assert expression_value(r"\log_2 3") is None
+    assert abs(expression_value(r"\sin^2(x)+\cos^2 x", {"x": 7}, allow_float=True) - 1) < 1e-12
+    assert expression_value(r"\sin^(-1)(x)", {"x": 1}, allow_float=True) is None  # arcsin, not a power
     assert analyse_answer(r"\cos(2x)").symbols == {"x"} and analyse_answer(r"\log_b x").symbols == {"b", "x"}
     assert [v for v, _, _ in word_numbers("five hundred and seventy-nine, twelve, two thirds")] == [579, 12, Fraction(2, 3)]
     a = analyse_answer("x=6, y=5")

@@ -11,7 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from mentor.data.champ import canonical_answer, load_champ
-from mentor.leakage import analyse_answer, check_leak, expression_cost, mv_equal, mv_parse, safe_expression
+from mentor.leakage import check_leak
+from mentor.mathtext.answer import analyse_answer
+from mentor.mathtext.cost import expression_cost, safe_expression
+from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.tasks import get_task
 from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, arithmetic_slips,
                                extract_answer, math_reward, score_answer)

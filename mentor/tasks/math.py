@@ -10,7 +10,7 @@ the last number. It is compared with the reference `answer` (and `answer_aliases
    its gold `solution` column;
 3. else math-verify's parse/verify on the extracted answer.
 Expressions that could stall sympy (exponent towers, huge factorials, powers and binomials: see
-`mentor.leakage.expression_cost`) score 0 without reaching it, in any thread; feedback marks them
+`mentor.mathtext.cost.expression_cost`) score 0 without reaching it, in any thread; feedback marks them
 `answer_too_costly`. A row whose `answer` is None, NaN or blank scores 0, and `math_reward` gives it None.
 """
 
@@ -22,8 +22,13 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from mentor.leakage import (analyse_answer, at_points, check_leak, close_enough, evaluate, expression_cost, mv_equal,
-                            mv_parse, safe_expression, split_steps, to_ascii_math, word_list)
+from mentor.leakage import check_leak
+from mentor.mathtext.answer import analyse_answer
+from mentor.mathtext.ascii import to_ascii_math
+from mentor.mathtext.cost import expression_cost, safe_expression
+from mentor.mathtext.steps import split_steps, word_list
+from mentor.mathtext.value import at_points, close_enough, expression_value
+from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.tasks.base import Task, completion_text, usable
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
@@ -100,9 +105,9 @@ def _fast_equal(got: str, answer: str) -> bool | None:
     g = to_ascii_math(got).strip()
     if ans.values:
         if len(ans.values) == 1:
-            v = evaluate(g.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", g) else g)
+            v = expression_value(g.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", g) else g)
             return None if v is None else v == ans.values[0]
-        parts = [evaluate(re.sub(r"^\(?[A-Za-z]\w*\s*=", "", p).strip(" ()")) for p in re.split(r",|;|\band\b", g) if p.strip()]
+        parts = [expression_value(re.sub(r"^\(?[A-Za-z]\w*\s*=", "", p).strip(" ()")) for p in re.split(r",|;|\band\b", g) if p.strip()]
         return None if not parts or None in parts else set(parts) == set(ans.values) and len(parts) == len(set(ans.values))
     if ans.samples is not None:
         got_vals = at_points(g, ans.symbols)
@@ -197,7 +202,7 @@ def arithmetic_slips(step: str) -> list[str]:
         if "=" not in m.group() or len(m.group()) > 200:
             continue
         sides = [s.strip() for s in m.group().split("=")]
-        vals = [evaluate(s) for s in sides if s]
+        vals = [expression_value(s) for s in sides if s]
         if len(vals) < 2 or None in vals or not any(re.search(r"[-+*/^]", s[1:]) for s in sides if s):
             continue
         decimals = max((len(x.split(".")[1]) for s in sides for x in re.findall(r"\d+\.\d+", s)), default=None)

@@ -1,0 +1,15 @@
+"""The leakage checker: does a hint give away the final answer or the worked solution?
+
+    from mentor.leakage import check_leak
+    verdict = check_leak(hint, reference, task, problem=None)   # a LeakVerdict
+
+docs/leakage.md is the one description of the detectors (their names are `DETECTORS` in `checker.py`, and
+tests/test_leakage.py checks that the two lists agree), the short-answer rule, what is not a leak and the bounds.
+The modules: `checker` (check_leak), `literals` and `number_words` (numbers in a hint), `symbolic`
+(equivalent expressions), `context` (answer contexts), `overlap` (copied solution steps). The math they share
+with the math task is in `mentor.mathtext`.
+"""
+
+from mentor.leakage.checker import check_leak
+
+__all__ = ["check_leak"]

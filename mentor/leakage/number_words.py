@@ -1,0 +1,61 @@
+"""Numbers written in words: `five hundred and seventy-nine`, `minus three`, `two thirds`, `five seven nine`."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+UNIT_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                     "fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split(), start=2)}
+_SCALES = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
+_FRACS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarters": 4, "fourth": 4, "fourths": 4,
+          **{w + s: d for d, w in enumerate("fifth sixth seventh eighth ninth tenth".split(), start=5) for s in ("", "s")}}
+_WORD = re.compile(r"[a-z]+")
+
+
+def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
+    """(value, start, end) of each number written in words in `text`: `five hundred and seventy-nine`,
+    `minus three`, `two thirds`, `a half`, and digits read one by one (`five seven nine` -> 579)."""
+    words = [(m.group(), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+    found, k = [], 0
+    while k < len(words):
+        w, s, _ = words[k]
+        if w not in UNIT_WORDS and w not in _TENS and not (w == "a" and k + 1 < len(words) and words[k + 1][0] in {**_SCALES, **_FRACS}):
+            k += 1
+            continue
+        total, cur, units_only, digits, j, end = 0, 0, True, "", k, s
+        while j < len(words):
+            w, ws, we = words[j]
+            gap = text[end:ws] if j > k else ""
+            if j > k and not re.fullmatch(r"[\s-]*", gap):
+                break
+            if w in UNIT_WORDS:
+                cur += UNIT_WORDS[w]
+                digits += str(UNIT_WORDS[w]) if UNIT_WORDS[w] < 10 else "x"
+            elif w in _TENS:
+                cur += _TENS[w]
+                units_only = False
+            elif w == "a" and j == k:
+                cur = 1
+                units_only = False
+            elif w in _SCALES and (cur or j == k):
+                cur, units_only = max(cur, 1) * _SCALES[w], False
+                if _SCALES[w] > 100:
+                    total, cur = total + cur, 0
+            elif w == "and" and j + 1 < len(words) and (words[j + 1][0] in UNIT_WORDS or words[j + 1][0] in _TENS) and not units_only:
+                pass
+            else:
+                break
+            end = we
+            j += 1
+        value = Fraction(total + cur)
+        if units_only and len(digits) > 1 and "x" not in digits:
+            value = Fraction(int(digits))  # "five seven nine": digits read one by one
+        if j < len(words) and words[j][0] in _FRACS and re.fullmatch(r"[\s-]*", text[end:words[j][1]]):
+            value, end = value / _FRACS[words[j][0]], words[j][2]
+            j += 1
+        sign = re.search(r"\b(?:minus|negative)\s+$", text[max(0, s - 10):s].lower())
+        found.append((-value, s - len(sign.group()), end) if sign else (value, s, end))
+        k = max(j, k + 1)
+    return found

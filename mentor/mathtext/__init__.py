@@ -1,0 +1,3 @@
+"""Math text, shared by the math task and the leakage checker: LaTeX and unicode math made ASCII (`ascii`), short
+expressions evaluated exactly (`value`), answers analysed once (`answer`), sympy's cost screened and math-verify
+bounded (`cost`, `verify`), and the words and steps of a worked solution (`steps`)."""
