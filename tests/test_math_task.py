@@ -16,8 +16,8 @@ from mentor.mathtext.answer import analyse_answer
 from mentor.mathtext.cost import expression_cost, safe_expression
 from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.tasks import get_task
-from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, arithmetic_slips,
-                               extract_answer, math_reward, score_answer)
+from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, answer_and_extraction,
+                               arithmetic_slips, math_reward, score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -120,11 +120,11 @@ def test_trl_reward_function(champ):
 
 
 def test_extraction_and_slips():
-    assert extract_answer("a \\boxed{1} then \\boxed{\\frac{3}{4}}") == ("\\frac{3}{4}", "boxed")
-    assert extract_answer("#### 42\n") == ("42", "hash")
-    assert extract_answer("The final answer is $\\frac{1}{2}$.") == ("\\frac{1}{2}", "phrase")
-    assert extract_answer("we get 3, 4 and 5") == ("5", "last_number")
-    assert extract_answer("nothing") == (None, None)
+    assert answer_and_extraction("a \\boxed{1} then \\boxed{\\frac{3}{4}}") == ("\\frac{3}{4}", "boxed")
+    assert answer_and_extraction("#### 42\n") == ("42", "hash")
+    assert answer_and_extraction("The final answer is $\\frac{1}{2}$.") == ("\\frac{1}{2}", "phrase")
+    assert answer_and_extraction("we get 3, 4 and 5") == ("5", "last_number")
+    assert answer_and_extraction("nothing") == (None, None)
     assert arithmetic_slips("so 7*8=54 and 2+2=4, also 1/3=0.333") == ["7*8=54"]
     assert arithmetic_slips("x_6+y_6+z_6=70+99+70=249") == ["70+99+70=249"]
     assert arithmetic_slips("x_6+y_6+z_6=70+99+70=239") == []

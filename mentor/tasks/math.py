@@ -66,7 +66,7 @@ def _clean(ans: str) -> str:
     return ans.strip().rstrip(".").strip()
 
 
-def extract_answer(completion: str) -> tuple[str | None, str | None]:
+def answer_and_extraction(completion: str) -> tuple[str | None, str | None]:
     """(final answer, how it was found) of a completion: the last `\\boxed{}` ("boxed"), else `#### x`
     ("hash"), else "the answer is x" ("phrase"), else the last number ("last_number"); (None, None)."""
     boxed = boxed_contents(completion)
@@ -145,7 +145,7 @@ def score_answer(completion: str, reference: dict[str, Any]) -> float:
         return 0.0
     text = completion_text(completion)[-MAX_COMPLETION_CHARS:]
     forms = [str(reference["answer"])] + [str(a) for a in reference.get("answer_aliases") or [] if usable(a)]
-    got, how = extract_answer(text)
+    got, how = answer_and_extraction(text)
     if got is None:
         return 0.0
     fast = _fast_equal(got, forms[0])  # decisive when the canonical answer can be evaluated here
@@ -281,7 +281,7 @@ class MathTask(Task):
         """
         text = completion_text(completion)
         tail = text[-MAX_COMPLETION_CHARS:]
-        got, how = extract_answer(tail)
+        got, how = answer_and_extraction(tail)
         problems = []
         boxed = boxed_contents(tail)
         unclosed_box = re.search(r"\\boxed\s*\{[^}]*$", tail)
