@@ -11,7 +11,9 @@ import yaml
 from mentor.cli import main
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime, load_graph
+from mentor.schemas import node_schema
 from mentor.tasks import get_task
+from mentor.tasks.base import HINT_TIERS
 from mentor.types import FailedGroup, InputError, LeakVerdict
 
 # 158 + 267 = 425: a carry into the tens and into the hundreds.
@@ -137,6 +139,17 @@ def test_an_edited_graph_longer_than_the_default_is_not_cut_off(tmp_path, monkey
     assert result.error is None and result.withheld
     assert len(result.leak["leaked_drafts"]) == 3
     assert [n["node"] for n in result.nodes].count("note_11") == 1
+
+
+@pytest.mark.parametrize("prompt", ["prompts/hint_composer.md", "prompts/code/hint_composer.md"])
+def test_the_composer_prompts_and_schema_name_the_library_hint_tiers(prompt):
+    text = Path(prompt).read_text()
+    assert {int(n): name for n, name in re.findall(r"^- tier (\d), ([a-z ]+):", text, re.M)} == HINT_TIERS
+    tiers = sorted(HINT_TIERS)
+    assert f'"tier": <{", ".join(map(str, tiers[:-1]))} or {tiers[-1]}>' in text
+    listed = ", ".join(f"{n} {name}" for n, name in HINT_TIERS.items())
+    assert f"the tier asked of the composer: {listed} |" in Path("prompts/README.md").read_text()
+    assert node_schema("hint_composer", {}, 1)["properties"]["tier"]["enum"] == tiers
 
 
 def test_graph_loads_from_an_edited_copy(tmp_path):

@@ -15,6 +15,7 @@ from mentor.leakage import check_leak
 from mentor.llm import StructuredOutput, ask, chat_model_from_config
 from mentor.schemas import fit_schema, node_schema
 from mentor.tasks import get_task
+from mentor.tasks.base import HINT_TIERS
 from mentor.types import Diagnosis, FailedGroup
 
 
@@ -110,8 +111,8 @@ async def hint_composer(state: MentorState, config: RunnableConfig) -> dict[str,
     state = {**state, "tier": tier}
 
     def validate(out: dict) -> dict:
-        if not str(out["hint"]).strip() or int(out.get("tier", tier)) not in (1, 2, 3):
-            raise ValueError("need a non-empty hint and a tier of 1, 2 or 3")
+        if not str(out["hint"]).strip() or int(out.get("tier", tier)) not in HINT_TIERS:
+            raise ValueError(f"need a non-empty hint and a tier in {sorted(HINT_TIERS)}")
         return {"draft": str(out["hint"]).strip(), "tier": int(out.get("tier", tier))}
 
     return await _run("hint_composer", state, config, group,

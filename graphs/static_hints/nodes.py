@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from graphs.mentor.state import MentorState
+from mentor.tasks.base import HINT_TIERS
 
 LIBRARY_FIELD = "hint"  # the dataset column of pre-defined hints; the hook copies it into the reference
-LIBRARY_TIER = 3  # the library holds partial solutions
+LIBRARY_TIER = max(HINT_TIERS)  # the library holds partial solutions
 
 
 async def hint_library(state: MentorState) -> dict[str, Any]:

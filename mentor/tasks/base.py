@@ -7,6 +7,13 @@ from typing import Any
 
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
+HINT_TIERS = {1: "concept", 2: "strategy", 3: "partial step"}  # weakest first; the prompts name the same tiers
+
+
+def clamp_tier(tier: int) -> int:
+    """`tier` moved into the range of `HINT_TIERS`."""
+    return max(min(HINT_TIERS), min(max(HINT_TIERS), int(tier)))
+
 
 def completion_text(completion: Any) -> str:
     """The text of a TRL completion: a plain string, or the content of a conversational message list."""
@@ -117,9 +124,10 @@ class Task:
         raise NotImplementedError
 
     def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
-        """Tier for the next draft: 1 concept, 2 strategy, 3 partial step. Escalates past earlier hints."""
+        """Tier for the next draft (`HINT_TIERS`: 1 concept, 2 strategy, 3 partial step). Escalates past earlier
+        hints."""
         earlier = max((h.get("tier", 0) for h in group.previous_hints), default=0)
-        return max(1, min(3, earlier + 1))
+        return clamp_tier(earlier + 1)
 
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         """A hint at `tier`; `feedback` is the leakage checker's reason when an earlier draft leaked."""

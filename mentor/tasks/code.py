@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from mentor.sandbox.harness import PROGRESS_TAG, RESULT_TAG, harness_source, prompt_params, rewrite_tests
-from mentor.tasks.base import Task, completion_text, log_no_reference
+from mentor.tasks.base import Task, clamp_tier, completion_text, log_no_reference
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
 TAXONOMY = {
@@ -589,7 +589,7 @@ class CodeTask(Task):
         first_step = (" Start with this step: " + feats[0][1] + ".") if feats else ""
         params = _params_from_prompt(ref.get("prompt", ""), entry)
         on = f" on `{call}`" if call else " on one of the tests"
-        tier = max(1, min(3, int(tier)))
+        tier = clamp_tier(tier)
 
         if cls == "no_code":
             hints = ["Answer with Python code, not only an explanation.",
