@@ -21,7 +21,8 @@ def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
     found, k = [], 0
     while k < len(words):
         w, s, _ = words[k]
-        if w not in UNIT_WORDS and w not in _TENS and not (w == "a" and k + 1 < len(words) and words[k + 1][0] in {**_SCALES, **_FRACS}):
+        if w not in UNIT_WORDS and w not in _TENS and not (w == "a" and k + 1 < len(words)
+                                                           and words[k + 1][0] in {**_SCALES, **_FRACS}):
             k += 1
             continue
         total, cur, units_only, digits, j, end = 0, 0, True, "", k, s
@@ -43,7 +44,8 @@ def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
                 cur, units_only = max(cur, 1) * _SCALES[w], False
                 if _SCALES[w] > 100:
                     total, cur = total + cur, 0
-            elif w == "and" and j + 1 < len(words) and (words[j + 1][0] in UNIT_WORDS or words[j + 1][0] in _TENS) and not units_only:
+            elif (w == "and" and j + 1 < len(words) and (words[j + 1][0] in UNIT_WORDS or words[j + 1][0] in _TENS)
+                  and not units_only):
                 pass
             else:
                 break

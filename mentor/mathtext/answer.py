@@ -53,7 +53,8 @@ def analyse_answer(answer: str) -> Answer:
     parts = [p for p in re.split(r",\s*|;\s*|\s+(?:and|or)\s+", body) if p.strip()]
     vals = []
     for p in parts:  # "376 and 625", "x=6, y=5", "x=±1, ±2", "x=y=0", "f(x)=0 or f(x)=1"
-        pv = expression_value(re.sub(r"^\s*\(?\s*(?:[A-Za-z]\w*(?:\([^()]*\))?\s*=\s*)+", "", p).replace("±", "").strip(" ()"))
+        unnamed = re.sub(r"^\s*\(?\s*(?:[A-Za-z]\w*(?:\([^()]*\))?\s*=\s*)+", "", p)  # `x=` and `f(x)=` dropped
+        pv = expression_value(unnamed.replace("±", "").strip(" ()"))
         if pv is None:
             break
         vals += [pv, -pv] if "±" in p else [pv]

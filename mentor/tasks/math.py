@@ -107,7 +107,8 @@ def _fast_equal(got: str, answer: str) -> bool | None:
         if len(ans.values) == 1:
             v = expression_value(g.replace(",", "") if re.fullmatch(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?", g) else g)
             return None if v is None else v == ans.values[0]
-        parts = [expression_value(re.sub(r"^\(?[A-Za-z]\w*\s*=", "", p).strip(" ()")) for p in re.split(r",|;|\band\b", g) if p.strip()]
+        parts = [expression_value(re.sub(r"^\(?[A-Za-z]\w*\s*=", "", p).strip(" ()"))
+                 for p in re.split(r",|;|\band\b", g) if p.strip()]
         return None if not parts or None in parts else set(parts) == set(ans.values) and len(parts) == len(set(ans.values))
     if ans.samples is not None:
         got_vals = at_points(g, ans.symbols)
