@@ -1,8 +1,18 @@
 """MENTOR: rescues GRPO training from zero-reward collapse with a live LangGraph mentor."""
 
+from pathlib import Path as _Path
+
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, Intervention, LeakVerdict
 
 __version__ = "0.1.0"
+
+# graphs/ and prompts/ sit at the repository's top (the layout users edit, and `langgraph dev` reads); the wheel
+# installs them inside this package, as mentor.graphs and mentor.prompts (pyproject's package-dir). Run from a
+# checkout, the same two names resolve to the repository's folders, ahead of any other install's copy.
+_CHECKOUT = _Path(__file__).resolve().parent.parent
+if not (_Path(__file__).parent / "graphs").is_dir() and (_CHECKOUT / "pyproject.toml").is_file() \
+        and (_CHECKOUT / "graphs" / "__init__.py").is_file():
+    __path__.append(str(_CHECKOUT))
 
 __all__ = ["Attempt", "Diagnosis", "FailedGroup", "InputError", "Intervention", "LeakVerdict", "Mentor",
            "MentorCallback", "MentorConfig"]

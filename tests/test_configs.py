@@ -407,7 +407,7 @@ def test_a_config_path_that_is_a_folder_or_missing_is_refused(tmp_path):
     assert MentorConfig.load(tmp_path / "empty.yaml") == MentorConfig()  # an empty file: the defaults
 
 
-GRAPH_HEAD = "from graphs.mentor.graph import build_graph as shipped\n"
+GRAPH_HEAD = "from mentor.graphs.mentor.graph import build_graph as shipped\n"
 
 
 @pytest.mark.parametrize("source, variable, message", [
@@ -418,7 +418,7 @@ GRAPH_HEAD = "from graphs.mentor.graph import build_graph as shipped\n"
      r"build_graph\(config\) is 'None' \(NoneType\), not a compiled LangGraph graph"),
     ("def build_graph(config):\n    raise KeyError('nodes')\n", "build_graph",
      r"build_graph\(config\) raised KeyError: 'nodes'"),
-    (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom graphs.mentor.state import MentorState\n"
+    (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom mentor.graphs.mentor.state import MentorState\n"
      "graph = StateGraph(MentorState)\n", "graph", r"graph is .*\(StateGraph\), not a compiled LangGraph graph"),
 ])
 def test_a_graph_that_is_not_a_compiled_graph_is_refused_at_load(tmp_path, source, variable, message):

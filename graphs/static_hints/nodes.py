@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.mentor.state import MentorState
+from mentor.graphs.mentor.state import MentorState
 
 LIBRARY_TIER = 3  # the library holds partial solutions
 
