@@ -64,7 +64,8 @@ class MentorConfig:
     """Configuration of the mentor graph and of how its hints enter GRPO training.
 
     Args:
-        task: task adapter (`arithmetic`, `math`, `code`). Default: inferred from the dataset's columns.
+        task: task adapter (`arithmetic`, `math`, `code`, a name given to `mentor.tasks.register`, or
+            `package.module:Class`). Default: inferred from the dataset's columns.
         graph: the mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a
             compiled graph or a `build_graph(config)` function. Default: the graph in `graphs/mentor/`.
         nodes: backend per node, `rules` (deterministic, offline; the default) or `llm`.

@@ -16,7 +16,7 @@ from transformers.trainer_callback import ExportableState
 from mentor.config import MentorConfig
 from mentor.intervene import InStepHook, problem_id
 from mentor.runtime import MentorRuntime
-from mentor.tasks import get_task
+from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.traces import TraceStore
 from mentor.types import FailedGroup, InputError, Intervention
@@ -47,7 +47,7 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
         columns: the dataset's column names; None when unknown (then nothing is checked).
     """
     ours = {column: field for field, column in config.columns.items()}
-    task = get_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
+    task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
     if columns is not None:
         absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
         if absent:
