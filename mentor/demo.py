@@ -110,7 +110,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor import Mentor
     from mentor.lab import data as labdata
     from mentor.lab.pretrain import completions, evaluate, first_digits, load_policy
-    from mentor.tasks.arithmetic import arithmetic_reward
+    from mentor.rewards import arithmetic_reward
     from mentor.traces import TraceStore
     from mentor.viewer import write_html
 

@@ -203,8 +203,8 @@ def test_ready_configs_cover_models_tasks_and_vllm_modes():
     math_models = {c["model_name_or_path"] for c in gpu.values() if c["mentor"].get("task") == "math"}
     assert {"Qwen/Qwen2.5-Math-1.5B", "Qwen/Qwen2.5-Math-7B", "meta-llama/Llama-3.2-3B-Instruct"} <= math_models
     code = [c for c in gpu.values() if c["mentor"].get("task") == "code"]
-    assert code and all(c["reward_funcs"] == ["mentor.tasks.code.code_reward"] for c in code)
-    assert all(c["reward_funcs"] == ["mentor.tasks.math.math_reward"]
+    assert code and all(c["reward_funcs"] == ["mentor.rewards.code_reward"] for c in code)
+    assert all(c["reward_funcs"] == ["mentor.rewards.math_reward"]
                for c in gpu.values() if c["mentor"].get("task") == "math")
     assert {c["vllm_mode"] for c in gpu.values()} == {"colocate", "server"}
     for name, c in gpu.items():
@@ -238,7 +238,7 @@ def test_math_factory_maps_problem_answer_solution(fake_hub):
 @pytest.mark.parametrize("config", ["full", "sanitized"])
 def test_mbpp_factory_gives_runnable_tests_and_the_called_function(config, fake_hub):
     import hub_datasets
-    from mentor.tasks.code import code_reward
+    from mentor.rewards import code_reward
 
     ds = hub_datasets.mbpp_dataset(name=config, split="test")
     source = FAKE_HUB[(MBPP, config)]

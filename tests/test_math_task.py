@@ -12,9 +12,10 @@ import pytest
 
 from mentor.data.champ import canonical_answer, load_champ
 from mentor.leakage import analyse_answer, check_leak, expression_cost, mv_equal, mv_parse, safe_expression
+from mentor.rewards import math_reward
 from mentor.tasks import get_task
 from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, arithmetic_slips,
-                               extract_answer, math_reward, score_answer)
+                               extract_answer, score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -339,7 +340,8 @@ MV_ANSWER, MV_LEAK_ANSWER = r"\sqrt[3]{2}", "|x-1|"
 SCORE_AND_DIAGNOSE = r"""
 import json, sys, threading, time
 from mentor.leakage import check_leak
-from mentor.tasks.math import MathTask, math_reward
+from mentor.rewards import math_reward
+from mentor.tasks.math import MathTask
 expr, answer, leak_answer = sys.argv[1:4]
 task, ref = MathTask(), {"answer": answer, "solution": "Take the cube root of both sides: x = \\sqrt[3]{2}."}
 assert math_reward(["\\boxed{2^{1/3}}"], answer=[answer]) == [1.0], "warm-up: a correct answer must score 1"
