@@ -8,11 +8,13 @@ is None, NaN or blank, and counts such rows in the `mentor/reward_no_reference` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mentor.tasks import get_task
 from mentor.tasks.base import completion_text, log_no_reference, usable
-from mentor.tasks.code import CodeTask
+
+if TYPE_CHECKING:
+    from mentor.tasks.code import CodeTask
 
 
 def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
@@ -32,6 +34,8 @@ _code_tasks: dict[tuple, CodeTask] = {}  # one sandbox pool per (timeout_s, memo
 
 
 def _code_task(timeout_s: float | None, memory_mb: int | None) -> CodeTask:
+    from mentor.tasks.code import CodeTask  # the sandbox loads only for code rewards
+
     key = (timeout_s, memory_mb)
     if key not in _code_tasks:
         _code_tasks[key] = CodeTask(timeout_s=timeout_s or 5.0, memory_mb=memory_mb or 512)
