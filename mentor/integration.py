@@ -150,22 +150,26 @@ class MentorCallback(TrainerCallback, ExportableState):
 
 
 class Mentor:
-    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints.
+    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints. Build it with
+    `Mentor.from_config(...)`, the one constructor users are given.
 
     Args:
-        config: a MentorConfig, a dict, a YAML path, or None for the defaults.
+        config: the loaded MentorConfig.
         chat_model: the LangChain chat model for `llm` nodes (default: built from `config.llm`).
     """
 
-    def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
-        self.config = MentorConfig.load(config)
+    def __init__(self, config: MentorConfig, chat_model: Any = None):
+        if not isinstance(config, MentorConfig):
+            raise InputError(f"Mentor(...) takes a loaded MentorConfig, got {type(config).__name__}; build the "
+                             f"mentor with Mentor.from_config(...), which reads a dict, a YAML file or None")
+        self.config = config
         self.runtime = MentorRuntime(self.config, chat_model)
         self.callback: MentorCallback | None = None
 
     @classmethod
     def from_config(cls, source: MentorConfig | dict | str | None = None, chat_model: Any = None) -> Mentor:
         """A Mentor from a MentorConfig, a dict or a YAML file (a training YAML's `mentor:` section works)."""
-        return cls(source, chat_model)
+        return cls(MentorConfig.load(source), chat_model)
 
     def diagnose(self, groups: list[FailedGroup]) -> list[Intervention]:
         """Runs stored failed groups through the graph (what `mentor diagnose` does)."""
