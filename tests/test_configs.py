@@ -307,10 +307,11 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     model.save_pretrained(tmp_path / "policy")
     tokenizer.save_pretrained(tmp_path / "policy")
 
+    from mentor.config import MentorConfig
     from mentor.demo import LAB_STRATEGY
 
     config = yaml.safe_load((TRAINING / "configs" / "lab_cpu.yaml").read_text())
-    assert config["mentor"] == LAB_STRATEGY  # the YAML runs the demo's mentor arm
+    assert MentorConfig.load(config["mentor"]) == MentorConfig.load(LAB_STRATEGY)  # the YAML runs the demo's arm
     config.update(model_name_or_path=str(tmp_path / "policy"), output_dir=str(tmp_path / "run"), max_steps=1,
                   per_device_train_batch_size=8, num_generations=4, logging_steps=1,
                   dataset_factory_kwargs={**config["dataset_factory_kwargs"], "n": 16})
