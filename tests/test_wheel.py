@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+import mentor
+from mentor.dependencies import tested_range
+
 REPO = Path(__file__).resolve().parent.parent
 ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
               "reference": {"answer": "0425", "operands": [158, 267]},
@@ -67,7 +70,7 @@ def test_the_wheel_ships_every_source_file_inside_the_mentor_package(wheel):
                  if p.is_file() and "__pycache__" not in p.parts]
         missing = [str(f) for f in files if f"{IN_WHEEL[folder]}/{f.as_posix()}" not in names]
         assert files and not missing, f"{folder}/ files the wheel lacks (list their package in pyproject): {missing}"
-    assert not {n.split("/")[0] for n in names} - {"mentor", "mentor_rl-0.1.0.dist-info"}
+    assert not {n.split("/")[0] for n in names} - {"mentor", f"mentor_rl-{mentor.__version__}.dist-info"}
 
 
 def test_diagnose_and_the_quick_demo_run_from_the_installed_wheel(tmp_path, wheel):
@@ -77,14 +80,17 @@ def test_diagnose_and_the_quick_demo_run_from_the_installed_wheel(tmp_path, whee
     where = json.loads(run_in(venv, ["python", "-c", """if True:
         import importlib.util, json, mentor
         from mentor.config import MentorConfig
+        from mentor.dependencies import tested_range
         from mentor.llm import load_prompt
         prompt = load_prompt(MentorConfig().prompts_dir, "code", "hint_composer").messages[0].prompt.template
         print(json.dumps({"mentor": mentor.__file__, "prompts_dir": MentorConfig().prompts_dir, "prompt": prompt,
+                          "trl": tested_range("trl"),
                           "top_level": [n for n in ("graphs", "prompts") if importlib.util.find_spec(n)]}))"""],
                               work))
     site = venv / "lib"
     assert Path(where["mentor"]).is_relative_to(site) and Path(where["prompts_dir"]).is_relative_to(site)
     assert where["top_level"] == []
+    assert where["trl"] == list(tested_range("trl"))  # the installed metadata's range is pyproject's
     assert where["prompt"] == (REPO / "prompts" / "code" / "hint_composer.md").read_text()[:len(where["prompt"])]
 
     (work / "failures.jsonl").write_text(json.dumps(ARITHMETIC) + "\n")
