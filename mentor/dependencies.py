@@ -27,7 +27,7 @@ def declared(name: str) -> Requirement:
     raise LookupError(f"{DISTRIBUTION} declares no requirement on {name}")
 
 
-def tested_range(name: str) -> tuple[str, str]:
+def version_range(name: str) -> tuple[str, str]:
     """[lowest, highest) versions of `name` that the package is tested with (its `>=` and `<` bounds), written in
     full (1.16.0)."""
     bounds = {spec.operator: Version(spec.version) for spec in declared(name).specifier}

@@ -14,7 +14,7 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
 from mentor.config import MentorConfig
-from mentor.dependencies import tested_range
+from mentor.dependencies import version_range
 from mentor.intervene import InStepHook, problem_id
 from mentor.runtime import MentorRuntime
 from mentor.tasks import configured_task
@@ -24,7 +24,7 @@ from mentor.types import FailedGroup, InputError, Intervention
 
 logger = logging.getLogger("mentor")
 
-TESTED_TRL = tested_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
+TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
 # TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
 HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import mentor
-from mentor.dependencies import tested_range
+from mentor.dependencies import version_range
 
 REPO = Path(__file__).resolve().parent.parent
 ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
@@ -80,17 +80,17 @@ def test_diagnose_and_the_quick_demo_run_from_the_installed_wheel(tmp_path, whee
     where = json.loads(run_in(venv, ["python", "-c", """if True:
         import importlib.util, json, mentor
         from mentor.config import MentorConfig
-        from mentor.dependencies import tested_range
+        from mentor.dependencies import version_range
         from mentor.llm import load_prompt
         prompt = load_prompt(MentorConfig().prompts_dir, "code", "hint_composer").messages[0].prompt.template
         print(json.dumps({"mentor": mentor.__file__, "prompts_dir": MentorConfig().prompts_dir, "prompt": prompt,
-                          "trl": tested_range("trl"),
+                          "trl": version_range("trl"),
                           "top_level": [n for n in ("graphs", "prompts") if importlib.util.find_spec(n)]}))"""],
                               work))
     site = venv / "lib"
     assert Path(where["mentor"]).is_relative_to(site) and Path(where["prompts_dir"]).is_relative_to(site)
     assert where["top_level"] == []
-    assert where["trl"] == list(tested_range("trl"))  # the installed metadata's range is pyproject's
+    assert where["trl"] == list(version_range("trl"))  # the installed metadata's range is pyproject's
     assert where["prompt"] == (REPO / "prompts" / "code" / "hint_composer.md").read_text()[:len(where["prompt"])]
 
     (work / "failures.jsonl").write_text(json.dumps(ARITHMETIC) + "\n")
