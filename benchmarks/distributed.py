@@ -37,7 +37,7 @@ def step_times(steps: int, rows: int, out: str) -> dict[str, list[float]]:
     from mentor import Mentor
     from mentor.lab.data import make_dataset
     from mentor.lab.model import build_policy
-    from mentor.tasks.arithmetic import arithmetic_reward
+    from mentor.rewards import arithmetic_reward
 
     model, tokenizer = build_policy(0)
     args = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, beta=0.0,

@@ -64,7 +64,7 @@ class MaskTask(ArithmeticTask):
 
 def swap_in_mask_hints(column: str, rule: str) -> None:
     """Mask hints for this process's demo run: library, composer and hinted evaluation."""
-    tasks._instances["arithmetic_mask"] = MaskTask(rule)
+    tasks.register(MaskTask.name, MaskTask(rule))
     arithmetic.partial_answer_hint = lambda answer, k: arithmetic.mask_hint(answer, LIBRARY_COLUMNS[column](answer))
     pretrain.first_digits = lambda k: (lambda row: arithmetic.mask_hint(row["answer"], 1))
     evaluate = pretrain.evaluate

@@ -40,7 +40,7 @@ def step_times(policy: str, with_mentor: bool, steps: int, out: str) -> dict:
     if policy == "lab":
         from mentor.lab.data import make_dataset
         from mentor.lab.model import build_policy
-        from mentor.tasks.arithmetic import arithmetic_reward
+        from mentor.rewards import arithmetic_reward
 
         model, tokenizer = build_policy(0)
         args = GRPOConfig(per_device_train_batch_size=64, max_completion_length=6, **common)
@@ -48,7 +48,7 @@ def step_times(policy: str, with_mentor: bool, steps: int, out: str) -> dict:
     else:
         from mentor.data.products import make_dataset
         from mentor.models import offline_copy
-        from mentor.tasks.math import math_reward
+        from mentor.rewards import math_reward
 
         tokenizer = None  # TRL loads it from the model's directory
         model = offline_copy("HuggingFaceTB/SmolLM2-135M-Instruct")

@@ -11,11 +11,12 @@ from typing import Any
 
 import yaml
 
+from mentor.shipped import shipped_folder
 from mentor.types import InputError
 
 NODES = ("error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker")
 DEFAULT_GRAPH = "graphs/mentor/graph.py:graph"
-DEFAULT_PROMPTS_DIR = str(Path(__file__).resolve().parent.parent / "prompts")
+DEFAULT_PROMPTS_DIR = str(shipped_folder("prompts"))
 
 
 @dataclass
@@ -63,13 +64,14 @@ class MentorConfig:
     """Configuration of the mentor graph and of how its hints enter GRPO training.
 
     Args:
-        task: task adapter (`arithmetic`, `math`, `code`). Default: inferred from the dataset's columns.
+        task: task adapter (`arithmetic`, `math`, `code`, a name given to `mentor.tasks.register`, or
+            `package.module:Class`). Default: inferred from the dataset's columns.
         graph: the mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a
             compiled graph or a `build_graph(config)` function. Default: the graph in `graphs/mentor/`.
         nodes: backend per node, `rules` (deterministic, offline; the default) or `llm`.
         llm: the chat model for `llm` nodes (see `LLMConfig`).
         prompts_dir: folder of the `llm` prompts, one `<node>.md` per node, with per-task overrides in
-            `<task>/<node>.md`. Default: the repository's `prompts/`.
+            `<task>/<node>.md`. Default: the shipped `prompts/`.
         max_leak_retries: drafts the leakage checker may send back to the composer before the hint is
             withheld. Default 2.
         max_concurrency: failed groups run through the graph at once. Default 16.

@@ -24,8 +24,8 @@ ARMS = ("grpo", "static_hints", "mentor")
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
 # keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
-LAB_STRATEGY: dict[str, Any] = {"task": "arithmetic", "strategy": "mixed", "mixed_share": 0.75,
-                                "hint_placement": "prefix", "strip_hint": True, "train_prefix": True}
+# One file, which training/configs/lab_cpu.yaml names as its `mentor:` config too.
+LAB_STRATEGY: dict[str, Any] = json.loads((Path(__file__).parent / "lab" / "strategy.json").read_text())
 
 
 @dataclass
@@ -111,7 +111,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor.lab import data as labdata
     from mentor.lab.pretrain import completions, evaluate, first_digits, load_policy
     from mentor.tasks import arithmetic
-    from mentor.tasks.arithmetic import arithmetic_reward
+    from mentor.rewards import arithmetic_reward
     from mentor.traces import TraceStore
     from mentor.viewer import write_html
 

@@ -14,16 +14,17 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
 from mentor.config import MentorConfig
+from mentor.dependencies import version_range
 from mentor.intervene import InStepHook, problem_id
 from mentor.runtime import MentorRuntime
-from mentor.tasks import get_task
+from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.traces import TraceStore
 from mentor.types import FailedGroup, InputError, Intervention
 
 logger = logging.getLogger("mentor")
 
-TESTED_TRL = ("1.16.0", "1.17.0")  # [lowest, highest) TRL versions whose private generation API the hook wraps
+TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
 # TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
 HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
 
@@ -47,7 +48,7 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
         columns: the dataset's column names; None when unknown (then nothing is checked).
     """
     ours = {column: field for field, column in config.columns.items()}
-    task = get_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
+    task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
     if columns is not None:
         absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
         if absent:
@@ -150,22 +151,26 @@ class MentorCallback(TrainerCallback, ExportableState):
 
 
 class Mentor:
-    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints.
+    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints. Build it with
+    `Mentor.from_config(...)`, the one constructor users are given.
 
     Args:
-        config: a MentorConfig, a dict, a YAML path, or None for the defaults.
+        config: the loaded MentorConfig.
         chat_model: the LangChain chat model for `llm` nodes (default: built from `config.llm`).
     """
 
-    def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
-        self.config = MentorConfig.load(config)
+    def __init__(self, config: MentorConfig, chat_model: Any = None):
+        if not isinstance(config, MentorConfig):
+            raise InputError(f"Mentor(...) takes a loaded MentorConfig, got {type(config).__name__}; build the "
+                             f"mentor with Mentor.from_config(...), which reads a dict, a YAML file or None")
+        self.config = config
         self.runtime = MentorRuntime(self.config, chat_model)
         self.callback: MentorCallback | None = None
 
     @classmethod
     def from_config(cls, source: MentorConfig | dict | str | None = None, chat_model: Any = None) -> Mentor:
         """A Mentor from a MentorConfig, a dict or a YAML file (a training YAML's `mentor:` section works)."""
-        return cls(source, chat_model)
+        return cls(MentorConfig.load(source), chat_model)
 
     def diagnose(self, groups: list[FailedGroup]) -> list[Intervention]:
         """Runs stored failed groups through the graph (what `mentor diagnose` does)."""

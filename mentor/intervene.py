@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from graphs.static_hints.nodes import LIBRARY_FIELD
+from mentor.graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
 from mentor.distributed import gather, rank_and_world, split_map
 from mentor.runtime import MentorRuntime

@@ -16,6 +16,7 @@ from langgraph.pregel import Pregel
 
 from mentor.config import MentorConfig
 from mentor.llm import StructuredOutput
+from mentor.shipped import shipped_folder
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -28,8 +29,8 @@ def load_graph(spec: str, config: MentorConfig | None = None):
     """
     path_text, _, name = spec.partition(":")
     path = Path(path_text)
-    if not path.is_absolute() and not path.exists():  # relative to the repository, as in langgraph.json
-        path = Path(__file__).resolve().parent.parent / path_text
+    if not path.is_absolute() and not path.exists():  # a shipped graph, spelt as in langgraph.json
+        path = shipped_folder("graphs").parent / path_text
     if not path.exists() or not name:
         raise InputError(f"graph '{spec}': expected 'path/to/file.py:variable' with an existing file")
     root, parts = path.resolve().parent, [path.stem]

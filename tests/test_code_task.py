@@ -8,10 +8,11 @@ import os
 import pytest
 
 from mentor.data.humaneval import load_humaneval
+from mentor.rewards import code_reward, code_reward_partial
 from mentor.sandbox import SandboxPool
 from mentor.sandbox.harness import harness_source
 from mentor.tasks import get_task
-from mentor.tasks.code import (TAXONOMY, CodeTask, code_reward, code_reward_partial, extract_code)
+from mentor.tasks.code import TAXONOMY, CodeTask, extract_code
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -203,8 +203,8 @@ def test_ready_configs_cover_models_tasks_and_vllm_modes():
     math_models = {c["model_name_or_path"] for c in gpu.values() if c["mentor"].get("task") == "math"}
     assert {"Qwen/Qwen2.5-Math-1.5B", "Qwen/Qwen2.5-Math-7B", "meta-llama/Llama-3.2-3B-Instruct"} <= math_models
     code = [c for c in gpu.values() if c["mentor"].get("task") == "code"]
-    assert code and all(c["reward_funcs"] == ["mentor.tasks.code.code_reward"] for c in code)
-    assert all(c["reward_funcs"] == ["mentor.tasks.math.math_reward"]
+    assert code and all(c["reward_funcs"] == ["mentor.rewards.code_reward"] for c in code)
+    assert all(c["reward_funcs"] == ["mentor.rewards.math_reward"]
                for c in gpu.values() if c["mentor"].get("task") == "math")
     assert {c["vllm_mode"] for c in gpu.values()} == {"colocate", "server"}
     for name, c in gpu.items():
@@ -238,7 +238,7 @@ def test_math_factory_maps_problem_answer_solution(fake_hub):
 @pytest.mark.parametrize("config", ["full", "sanitized"])
 def test_mbpp_factory_gives_runnable_tests_and_the_called_function(config, fake_hub):
     import hub_datasets
-    from mentor.tasks.code import code_reward
+    from mentor.rewards import code_reward
 
     ds = hub_datasets.mbpp_dataset(name=config, split="test")
     source = FAKE_HUB[(MBPP, config)]
@@ -307,10 +307,11 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     model.save_pretrained(tmp_path / "policy")
     tokenizer.save_pretrained(tmp_path / "policy")
 
+    from mentor.config import MentorConfig
     from mentor.demo import LAB_STRATEGY
 
     config = yaml.safe_load((TRAINING / "configs" / "lab_cpu.yaml").read_text())
-    assert config["mentor"] == LAB_STRATEGY  # the YAML runs the demo's mentor arm
+    assert MentorConfig.load(config["mentor"]) == MentorConfig.load(LAB_STRATEGY)  # the YAML runs the demo's arm
     config.update(model_name_or_path=str(tmp_path / "policy"), output_dir=str(tmp_path / "run"), max_steps=1,
                   per_device_train_batch_size=8, num_generations=4, logging_steps=1,
                   dataset_factory_kwargs={**config["dataset_factory_kwargs"], "n": 16})
@@ -407,7 +408,7 @@ def test_a_config_path_that_is_a_folder_or_missing_is_refused(tmp_path):
     assert MentorConfig.load(tmp_path / "empty.yaml") == MentorConfig()  # an empty file: the defaults
 
 
-GRAPH_HEAD = "from graphs.mentor.graph import build_graph as shipped\n"
+GRAPH_HEAD = "from mentor.graphs.mentor.graph import build_graph as shipped\n"
 
 
 @pytest.mark.parametrize("source, variable, message", [
@@ -418,7 +419,7 @@ GRAPH_HEAD = "from graphs.mentor.graph import build_graph as shipped\n"
      r"build_graph\(config\) is 'None' \(NoneType\), not a compiled LangGraph graph"),
     ("def build_graph(config):\n    raise KeyError('nodes')\n", "build_graph",
      r"build_graph\(config\) raised KeyError: 'nodes'"),
-    (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom graphs.mentor.state import MentorState\n"
+    (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom mentor.graphs.mentor.state import MentorState\n"
      "graph = StateGraph(MentorState)\n", "graph", r"graph is .*\(StateGraph\), not a compiled LangGraph graph"),
 ])
 def test_a_graph_that_is_not_a_compiled_graph_is_refused_at_load(tmp_path, source, variable, message):

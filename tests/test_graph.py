@@ -110,9 +110,9 @@ def test_one_failing_group_does_not_touch_the_others(monkeypatch):
 LONG_GRAPH = """
 from langgraph.graph import END, START, StateGraph
 
-from graphs.mentor.graph import route_after_check
-from graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
-from graphs.mentor.state import MentorState
+from mentor.graphs.mentor.graph import route_after_check
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.state import MentorState
 
 builder = StateGraph(MentorState)
 chain = ["error_classifier"] + [f"note_{i}" for i in range(12)] + ["root_cause_analyst", "hint_composer"]

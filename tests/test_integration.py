@@ -350,6 +350,12 @@ def test_attach_refuses_what_it_cannot_serve(tmp_path):
         Mentor.from_config({}).attach(trainer)
 
 
+def test_the_mentor_is_built_one_way_from_a_config_source():
+    assert Mentor.from_config({"max_leak_retries": 1}).config.max_leak_retries == 1
+    with pytest.raises(InputError, match=r"Mentor\(\.\.\.\) takes a loaded MentorConfig, got dict; .*Mentor\.from_config"):
+        Mentor({"max_leak_retries": 1})
+
+
 def test_attach_refuses_k_larger_than_the_group(tmp_path):
     trainer = make_trainer(tmp_path, RecordingReward())
     with pytest.raises(InputError, match=f"k: {G + 1} is out of range; .* num_generations = {G} rows: set k to an "

@@ -200,9 +200,9 @@ class _Broken(Task):
         raise RuntimeError("boom")
 
 
-def test_task_detectors_are_merged_and_fail_closed(monkeypatch):
-    monkeypatch.setitem(mentor.tasks._instances, "flagging", _Flagging())
-    monkeypatch.setitem(mentor.tasks._instances, "broken", _Broken())
+def test_task_detectors_are_merged_and_fail_closed():
+    mentor.tasks.register("flagging", _Flagging)
+    mentor.tasks.register("broken", _Broken())
     v = check_leak("the secret is 239", {"answer": "239"}, "flagging")
     assert v.leaked and v.detectors == ["answer_digits", "task_secret"] and "task: the hint says" in v.reason
     assert not check_leak("nothing here", {"answer": "239"}, "flagging").leaked

@@ -15,9 +15,10 @@ from mentor.leakage import check_leak
 from mentor.mathtext.answer import analyse_answer
 from mentor.mathtext.cost import expression_cost, safe_expression
 from mentor.mathtext.verify import mv_equal, mv_parse
+from mentor.rewards import math_reward
 from mentor.tasks import get_task
 from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, answer_and_extraction,
-                               arithmetic_slips, math_reward, score_answer)
+                               arithmetic_slips, score_answer)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -342,7 +343,8 @@ MV_ANSWER, MV_LEAK_ANSWER = r"\sqrt[3]{2}", "|x-1|"
 SCORE_AND_DIAGNOSE = r"""
 import json, sys, threading, time
 from mentor.leakage import check_leak
-from mentor.tasks.math import MathTask, math_reward
+from mentor.rewards import math_reward
+from mentor.tasks.math import MathTask
 expr, answer, leak_answer = sys.argv[1:4]
 task, ref = MathTask(), {"answer": answer, "solution": "Take the cube root of both sides: x = \\sqrt[3]{2}."}
 assert math_reward(["\\boxed{2^{1/3}}"], answer=[answer]) == [1.0], "warm-up: a correct answer must score 1"

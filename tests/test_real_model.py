@@ -21,8 +21,8 @@ from mentor import Mentor, models
 from mentor.data.products import make_rows
 from mentor.lab.pretrain import torch_threads
 from mentor.leakage import check_leak
+from mentor.rewards import math_reward
 from mentor.tasks import get_task
-from mentor.tasks.math import math_reward
 from mentor.traces import TraceStore
 from mentor.types import Attempt, InputError
 

@@ -9,11 +9,9 @@ from trl import GRPOConfig, GRPOTrainer
 from mentor.data.humaneval import load_humaneval
 from mentor.lab.data import make_dataset
 from mentor.lab.model import build_policy
+from mentor.rewards import arithmetic_reward, code_reward, math_reward
 from mentor.tasks import get_task
-from mentor.tasks.arithmetic import arithmetic_reward
 from mentor.tasks.base import NO_REFERENCE_METRIC, usable
-from mentor.tasks.code import code_reward
-from mentor.tasks.math import math_reward
 
 BLANK = {"none": None, "nan": float("nan"), "empty": "", "blank": "  "}
 

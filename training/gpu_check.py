@@ -154,7 +154,7 @@ def run_part(name: str, policy: str, device: str, args: argparse.Namespace, work
 
     from mentor import Mentor
     from mentor.lab.data import make_dataset
-    from mentor.tasks.arithmetic import arithmetic_reward
+    from mentor.rewards import arithmetic_reward
     from mentor.traces import TraceStore, trace_path
 
     cuda = device == "cuda"

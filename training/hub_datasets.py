@@ -6,7 +6,7 @@ Name one in a training YAML (`training/` is on `sys.path` when `training/train_g
     dataset_factory_kwargs: {path: agentica-org/DeepScaleR-Preview-Dataset, split: train}
 
 - `math_dataset`: rows with a problem, a final answer and (optionally) a worked solution -> `prompt` (what TRL
-  generates from), `answer` (what `mentor.tasks.math.math_reward` and the mentor check against), `solution` (the
+  generates from), `answer` (what `mentor.rewards.math_reward` and the mentor check against), `solution` (the
   mentor's worked reference, when the dataset has one) and `problem_id` (the mentor's hint history key).
 - `mbpp_dataset`: MBPP rows (`google-research-datasets/mbpp`, configs `full` or `sanitized`) -> `prompt`, `test`
   (the asserts, with their imports and set-up code), `entry_point` (the function the asserts call), `solution` (the

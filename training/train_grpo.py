@@ -23,7 +23,7 @@ class MentorScriptArguments(ScriptArguments):
     """Script arguments: TRL's (dataset_name, splits...) plus the rewards, the dataset factory and the mentor.
 
     Args:
-        reward_funcs: reward functions by dotted import path, e.g. `mentor.tasks.math.math_reward`.
+        reward_funcs: reward functions by dotted import path, e.g. `mentor.rewards.math_reward`.
         dataset_factory: a function returning a `datasets.Dataset` (dotted path), used instead of
             `dataset_name`; e.g. `mentor.lab.data.make_dataset` for the CPU lab.
         dataset_factory_kwargs: keyword arguments of `dataset_factory`.
@@ -63,7 +63,7 @@ def build_trainer(script_args: MentorScriptArguments, training_args: GRPOConfig,
     from mentor import Mentor
 
     if not script_args.reward_funcs:
-        raise ValueError("reward_funcs is empty: name at least one, e.g. mentor.tasks.math.math_reward")
+        raise ValueError("reward_funcs is empty: name at least one, e.g. mentor.rewards.math_reward")
     rewards = [import_object(path) for path in script_args.reward_funcs]
     dataset = load_train_dataset(script_args)
     mentor = Mentor.from_config(script_args.mentor) if script_args.mentor is not None else None

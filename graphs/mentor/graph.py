@@ -6,8 +6,8 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
-from graphs.mentor.state import MentorState
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.state import MentorState
 
 
 def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]:

@@ -9,8 +9,8 @@ from typing import Any, Callable
 
 from langchain_core.runnables import RunnableConfig
 
-from graphs.mentor.configuration import Configuration
-from graphs.mentor.state import MentorState
+from mentor.graphs.mentor.configuration import Configuration
+from mentor.graphs.mentor.state import MentorState
 from mentor.leakage import check_leak
 from mentor.llm import StructuredOutput, ask, chat_model_from_config
 from mentor.schemas import fit_schema, node_schema

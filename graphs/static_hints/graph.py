@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.mentor.nodes import leakage_checker
-from graphs.mentor.state import MentorState
-from graphs.static_hints.nodes import hint_library
+from mentor.graphs.mentor.nodes import leakage_checker
+from mentor.graphs.mentor.state import MentorState
+from mentor.graphs.static_hints.nodes import hint_library
 
 
 def build_graph(config=None):

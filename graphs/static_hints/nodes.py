@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.mentor.state import MentorState
+from mentor.graphs.mentor.state import MentorState
 from mentor.tasks.base import HINT_TIERS
 
 LIBRARY_FIELD = "hint"  # the dataset column of pre-defined hints; the hook copies it into the reference

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from typing import Any
 
-from mentor.tasks.base import Task, completion_text, log_no_reference, usable
+from mentor.tasks.base import Task, usable
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 COLUMNS = ("thousands", "hundreds", "tens", "units")  # answer digit positions, left to right
@@ -200,10 +200,3 @@ class ArithmeticTask(Task):
             return LeakVerdict(True, ["whole_answer"], f"the hint contains the whole answer {answer}")
         return LeakVerdict(False)
 
-
-def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
-    """TRL reward function: 1.0 when the completion starts with the exact 4-digit `answer`, else 0.0; None
-    (unscorable to TRL) where the answer is None, NaN or blank, counted in `mentor/reward_no_reference`."""
-    out = [reward(completion_text(c), str(a)) if usable(a) else None for c, a in zip(completions, answer)]
-    log_no_reference(out, kwargs.get("log_metric"))
-    return out

@@ -11,7 +11,7 @@ the last number. It is compared with the reference `answer` (and `answer_aliases
 3. else math-verify's parse/verify on the extracted answer.
 Expressions that could stall sympy (exponent towers, huge factorials, powers and binomials: see
 `mentor.mathtext.cost.expression_cost`) score 0 without reaching it, in any thread; feedback marks them
-`answer_too_costly`. A row whose `answer` is None, NaN or blank scores 0, and `math_reward` gives it None.
+`answer_too_costly`. A row whose `answer` is None, NaN or blank scores 0, and `mentor.rewards.math_reward` gives it None.
 """
 
 from __future__ import annotations
@@ -157,15 +157,6 @@ def score_answer(completion: str, reference: dict[str, Any]) -> float:
     if how == "boxed" and _trl_accuracy(got, forms[0]) == 1.0:
         return 1.0
     return float(any(_equal(got, f) for f in forms))
-
-
-def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float | None]:
-    """TRL reward function: 1.0 per completion whose final answer equals the `answer` column, else 0.0; None
-    (unscorable to TRL) for a row whose answer is None, NaN or blank, counted in the `mentor/reward_no_reference`
-    metric through TRL's `log_metric`. Name it in a TRL config as `mentor.tasks.math.math_reward`."""
-    from mentor.tasks import get_task
-
-    return get_task("math").reward(completions, answer=answer, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------------
