@@ -6,7 +6,7 @@
 For each size it writes that many synthetic intervention records (the shape InStepHook.record writes: 4 failed
 attempts, the node records of the task stream with their inputs and outputs, a rejected draft on one in three,
 4 re-attempt completions) into a TraceStore, builds the page with `mentor traces view`'s code, and loads it
-from file:// in headless Chromium (tests/test_viewer.py's CDP client). It reports:
+from file:// in headless Chromium (tests/chromium.py's CDP client). It reports:
 
 - build: seconds to read the store and write the HTML (graph drawing excluded: it is loaded once);
 - size: the HTML file;
@@ -38,10 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from chromium import Chromium, find_chromium  # noqa: E402
+from machine import cpu_name  # noqa: E402
 from mentor.traces import TraceStore  # noqa: E402
 from mentor.viewer import TraceSource, build_html, graph_spec  # noqa: E402
-from test_viewer import Chromium, find_chromium  # noqa: E402
-from machine import cpu_name  # noqa: E402
 
 CLASSES = ["missed_carry", "wrong_tens", "wrong_hundreds", "no_answer", "off_by_one", "format"]
 NODES = ["error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker"]

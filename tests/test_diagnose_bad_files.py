@@ -5,11 +5,8 @@ import json
 
 import pytest
 
+from failed_groups import ARITHMETIC, MATH
 from mentor.cli import main
-from test_graph import ARITHMETIC
-
-MATH = {"problem_id": "m-1", "task": "math", "prompt": "What is 2+2?", "reference": {"answer": "4"},
-        "attempts": [{"completion": "The answer is \\boxed{5}", "reward": 0.0}]}
 
 
 def line(row: dict) -> bytes:

@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-from test_integration import G, make_trainer
-
 from mentor.distributed import share
 from mentor.intervene import InStepHook
 from mentor.traces import TraceStore
+from tiny_grpo import G, make_trainer
 
 ROWS = 12
 

@@ -10,18 +10,18 @@ import time
 
 import pytest
 
+from failed_groups import group
+from llm_config import ALL_LLM, config
 from mentor.config import NODES, MentorConfig
 from mentor.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
-from test_graph import ARITHMETIC
 
 # ARITHMETIC (158 + 267 = 425): the rules backend says missed_carry x2 and wrong_tens x1 (and a partial-answer
 # hint); the canned LLM answers say wrong_hundreds x3 and CANNED_HINT.
 RULES_CLASSES = {"missed_carry": 2, "wrong_tens": 1}
-ALL_LLM = {n: "llm" for n in NODES}
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +32,6 @@ def rules_hint() -> str:
     return result.hint
 
 
-def group(data: dict = ARITHMETIC) -> FailedGroup:
-    return FailedGroup.from_dict(json.loads(json.dumps(data)))
-
-
 def addition(i: int) -> FailedGroup:
     a, b = 100 + (i * 37) % 900, 100 + (i * 91 + 13) % 900
     s = a + b
@@ -43,15 +39,6 @@ def addition(i: int) -> FailedGroup:
         "problem_id": f"add-{i:04d}", "task": "arithmetic", "prompt": format_prompt(a, b),
         "reference": {"answer": format_answer(a, b), "operands": [a, b]},
         "attempts": [{"completion": f" {w:04d}", "reward": 0.0} for w in (s - 10, s - 100)][: 1 + i % 2]})
-
-
-def config(server_or_url, nodes=None, mentor=None, **llm) -> MentorConfig:
-    """A MentorConfig whose `llm` nodes talk to the loopback server: `mentor` holds top-level keys, `llm` the
-    LLMConfig keys (both have a `timeout_s` and a `max_concurrency`)."""
-    base_url = server_or_url if isinstance(server_or_url, str) else server_or_url.base_url
-    llm = {"provider": "openai", "model": "test", "base_url": base_url, "timeout_s": 5.0, "max_retries": 0,
-           "parse_retries": 1, **llm}
-    return MentorConfig(nodes=ALL_LLM if nodes is None else nodes, llm=llm, **(mentor or {}))
 
 
 def only(node: str, reply: Reply):

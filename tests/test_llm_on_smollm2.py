@@ -13,13 +13,11 @@ import urllib.request
 import pytest
 import torch
 
+from failed_groups import ARITHMETIC, MATH, group
 from mentor.config import NODES
 from mentor.hf import BatchedChat
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
-from test_diagnose_files import MATH
-from test_llm_backend import group
-from test_graph import ARITHMETIC
 
 ALL_LLM = {n: "llm" for n in NODES}
 

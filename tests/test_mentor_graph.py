@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from failed_groups import ARITHMETIC
 from mentor.cli import main
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime, load_graph
@@ -15,12 +16,6 @@ from mentor.schemas import node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import FailedGroup, InputError, LeakVerdict
-
-# 158 + 267 = 425: a carry into the tens and into the hundreds.
-ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
-              "reference": {"answer": "0425", "operands": [158, 267]},
-              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0},
-                           {"completion": " 0435", "reward": 0.0}]}
 
 
 def test_graph_has_the_four_agents_and_the_bounded_loop():

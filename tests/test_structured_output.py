@@ -5,13 +5,14 @@ import json
 
 import pytest
 
+from failed_groups import group
+from llm_config import config
 from mentor.config import NODES, MentorConfig
 from mentor.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.schemas import node_schema, token_budget, violations
 from mentor.tasks import get_task
 from openai_server import Reply, canned_answer
-from test_llm_backend import config, group
 
 TAXONOMY = get_task("arithmetic").taxonomy
 

@@ -1,6 +1,6 @@
 """The trace store under faults: a locked file, an oversized record, a resumed run, files that are not traces.
 
-The training cases run a real tiny GRPOTrainer (tests/test_integration.py's make_trainer) with the mentor.
+The training cases run a real tiny GRPOTrainer (tests/tiny_grpo.py's make_trainer) with the mentor.
 """
 
 import json
@@ -17,7 +17,7 @@ from mentor import Mentor
 from mentor.cli import main
 from mentor.tasks import get_task
 from mentor.traces import BUSY_TIMEOUT_S, MAX_FIELD_CHARS, MAX_RECORD_CHARS, WRITE_ATTEMPTS, TraceStore, node_io
-from test_integration import RecordingReward, make_trainer
+from tiny_grpo import RecordingReward, make_trainer
 
 # Another process takes the write lock and holds it until its stdin closes.
 LOCKER = ("import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); db.execute('BEGIN EXCLUSIVE');"

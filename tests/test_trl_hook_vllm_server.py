@@ -9,7 +9,7 @@ import torch
 from trl.generation.vllm_generation import VLLMGeneration
 
 from mentor import Mentor
-from tests.test_integration import G, RecordingReward, make_trainer
+from tiny_grpo import G, RecordingReward, make_trainer
 
 
 class StandInServer:

@@ -1,0 +1,47 @@
+"""A real GRPOTrainer on CPU with a tiny lab policy built in memory, and a reward that pays hinted rows.
+
+A random policy never answers a hard addition, so every group collapses; the reward reads the `mentor_hint`
+column (as any reward function can) to pay every other hinted row.
+"""
+
+from trl import GRPOConfig, GRPOTrainer
+
+from mentor.lab.data import make_dataset
+from mentor.lab.model import build_policy
+
+G = 4
+
+
+class RecordingReward:
+    """Pays every other hinted row; records what it was asked to score."""
+
+    __name__ = "recording_reward"
+
+    def __init__(self):
+        self.calls: list[dict] = []
+
+    def __call__(self, prompts, completions, answer, mentor_hint=None, **kwargs):
+        mentor_hint = mentor_hint or [""] * len(completions)
+        self.calls.append({"completions": list(completions), "hints": list(mentor_hint)})
+        return [1.0 if hint and i % 2 == 0 else 0.0 for i, hint in enumerate(mentor_hint)]
+
+
+def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, **overrides):
+    """A GRPOTrainer on CPU with a tiny policy, G generations per group and 6-token completions.
+
+    Args:
+        tmp_path: the output directory.
+        reward: the one reward function.
+        max_steps: training steps (default 1).
+        dataset: the training set (default: 16 hard lab problems).
+        policy: a (model, tokenizer) pair (default: a fresh tiny lab policy of seed 0).
+        overrides: GRPOConfig arguments over these defaults (8 rows per device, no checkpoints).
+    """
+    model, tokenizer = policy or build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, num_generations=G,
+                      max_completion_length=6, max_steps=max_steps, logging_steps=1, learning_rate=1e-2,
+                      report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
+                      **{"per_device_train_batch_size": 8, "save_strategy": "no", **overrides})
+    dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
+    return GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+                       processing_class=tokenizer)
