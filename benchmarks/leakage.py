@@ -47,7 +47,7 @@ def words(n: int) -> str:
 
 
 def latex(expr: str) -> str:
-    """`2^(n-1)` -> `2^{n-1}`, `sqrt(3)` -> `\\sqrt{3}`: the answer as a LaTeX writer would put it."""
+    r"""`2^(n-1)` -> `2^{n-1}`, `sqrt(3)` -> `\sqrt{3}`: the answer as a LaTeX writer would put it."""
     out = re.sub(r"sqrt\(([^()]*)\)", r"\\sqrt{\1}", expr)
     return re.sub(r"\^\(([^()]*)\)", r"^{\1}", out)
 
@@ -56,8 +56,12 @@ def equivalent(expr: str) -> str | None:
     """A different but equal form of a symbolic answer (sympy's expansion, in LaTeX), or None."""
     try:
         import sympy
-        from sympy.parsing.sympy_parser import (convert_xor, implicit_multiplication_application, parse_expr,
-                                                standard_transformations)
+        from sympy.parsing.sympy_parser import (
+            convert_xor,
+            implicit_multiplication_application,
+            parse_expr,
+            standard_transformations,
+        )
 
         tr = standard_transformations + (implicit_multiplication_application, convert_xor)
         e = parse_expr(expr.replace("C(", "binomial("), transformations=tr)

@@ -19,7 +19,6 @@ import argparse
 import os
 import platform
 import socket
-import statistics
 import subprocess
 import sys
 import time

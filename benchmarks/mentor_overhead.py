@@ -36,14 +36,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from machine import cpu_name, load_average  # noqa: E402
 from mentor.config import NODES, MentorConfig  # noqa: E402
 from mentor.runtime import MentorRuntime  # noqa: E402
 from mentor.types import FailedGroup  # noqa: E402
-from machine import cpu_name, load_average  # noqa: E402
 
 
 def arithmetic_groups(n: int, attempts: int = 4) -> list[FailedGroup]:
-    """n distinct failed addition groups (operands 100..999), each with `attempts` wrong answers."""
+    """`n` distinct failed addition groups (operands 100..999), each with `attempts` wrong answers."""
     groups = []
     for i in range(n):
         a, b = 100 + (i * 37) % 900, 100 + (i * 91 + 13) % 900
@@ -185,7 +185,7 @@ def run_llm(runtime: MentorRuntime, groups: list[FailedGroup]) -> tuple[float, f
 
 
 def bare_client(config: MentorConfig, n: int, rounds: int) -> tuple[float, float]:
-    """n concurrent ChatOpenAI calls, `rounds` times in sequence: the HTTP client stack alone."""
+    """`n` concurrent ChatOpenAI calls, `rounds` times in sequence: the HTTP client stack alone."""
     from langchain_core.messages import HumanMessage
 
     from mentor.llm import chat_model_from_config, close_chat_models

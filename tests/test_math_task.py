@@ -17,8 +17,15 @@ from mentor.mathtext.cost import expression_cost, safe_expression
 from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.rewards import math_reward
 from mentor.tasks import get_task
-from mentor.tasks.math import (MathTask, _fast_equal, _reference_results, _trl_accuracy, answer_and_extraction,
-                               arithmetic_slips, score_answer)
+from mentor.tasks.math import (
+    MathTask,
+    _fast_equal,
+    _reference_results,
+    _trl_accuracy,
+    answer_and_extraction,
+    arithmetic_slips,
+    score_answer,
+)
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 

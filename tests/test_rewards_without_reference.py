@@ -57,7 +57,7 @@ def test_math_reward_without_an_answer(blank):
 
 
 def test_a_grpo_step_pays_no_row_without_an_answer(tmp_path):
-    """In a real GRPOTrainer step every completion answers `\\boxed{None}`: the G rows of the problem whose answer
+    r"""In a real GRPOTrainer step every completion answers `\boxed{None}`: the G rows of the problem whose answer
     is None would earn 1.0 if they were scored; the G rows of the other problem earn 0.0."""
     def boxed_none(prompts, completions, answer, **kwargs):
         return math_reward(["\\boxed{None}"] * len(completions), answer=answer, **kwargs)

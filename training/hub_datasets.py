@@ -49,14 +49,14 @@ def math_dataset(path: str = "agentica-org/DeepScaleR-Preview-Dataset", split: s
                  problem_column: str = "problem", answer_column: str = "answer",
                  solution_column: str | None = "solution", chat: bool = True,
                  instruction: str = MATH_INSTRUCTION, system_prompt: str | None = None, limit: int | None = None):
-    """A math dataset for `math_reward` and the mentor's `math` task.
+    r"""A math dataset for `math_reward` and the mentor's `math` task.
 
     Args:
         path, split, name: the hub dataset (or a local folder / data files), as `datasets.load_dataset` takes them.
         problem_column, answer_column, solution_column: the source's column names; `solution_column` may be None
             or absent from the source (then there is no `solution` column).
         chat: conversational prompts (a message list; the trainer applies the model's chat template) or plain text.
-        instruction: appended to each problem (asks for a `\\boxed{}` final answer, which the reward reads first).
+        instruction: appended to each problem (asks for a `\boxed{}` final answer, which the reward reads first).
         system_prompt: an optional system turn (chat prompts only).
         limit: keep the first `limit` rows (a quick run).
 
