@@ -16,12 +16,10 @@ from pathlib import Path
 import pytest
 
 import mentor
+from failed_groups import ARITHMETIC
 from mentor.dependencies import version_range
 
 REPO = Path(__file__).resolve().parent.parent
-ARITHMETIC = {"problem_id": "add-0042", "task": "arithmetic", "prompt": "Q: 158+267=? A:",
-              "reference": {"answer": "0425", "operands": [158, 267]},
-              "attempts": [{"completion": " 0415", "reward": 0.0}, {"completion": " 0325", "reward": 0.0}]}
 IN_WHEEL = {"mentor": "mentor", "graphs": "mentor/graphs", "prompts": "mentor/prompts"}  # source folder: wheel's
 
 
