@@ -74,8 +74,8 @@ def read_annotations(path: str | Path) -> list[list[int | None]] | None:
             step = attempt.get(ANNOTATED_STEP)
             if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 1):
                 # Not a skipped line (that would misalign the groups): a bad annotation is the file's error.
-                raise _BadAnnotation(f"FAILURES {path}:{number}: attempts[{i}].{ANNOTATED_STEP} must be a step number "
-                                 f">= 1 (the attempt's first wrong step) or null, got {step!r}")
+                raise _BadAnnotation(f"FAILURES {path}:{number}: attempts[{i}].{ANNOTATED_STEP} must be a step "
+                                     f"number >= 1 (the attempt's first wrong step) or null, got {step!r}")
         return [a.get(ANNOTATED_STEP) for a in row["attempts"]]
 
     with path.open("rb") as f:

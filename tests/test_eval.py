@@ -275,22 +275,24 @@ def champ_failures(tmp_path_factory) -> Path:
     return path
 
 
-def test_the_report_scores_each_configs_analyst_against_the_annotations(champ_failures, smollm2, tmp_path):
-    """Rules and the two trivial baselines on 6 annotated CHAMP failures (SmolLM2 samples 1 token: only the diagnosis
-    figures matter here). The baselines' shares are those the annotations give by hand; `none` has no analyst."""
+def test_the_report_scores_each_configs_analyst_against_the_annotations(champ_failures, tmp_path):
+    """Rules, the verifier's own step and the two trivial baselines on 6 annotated CHAMP failures (the lab policy
+    samples once: only the diagnosis figures matter here, and they do not depend on the policy). The baselines'
+    shares are those the annotations give by hand; `none` has no analyst."""
     from mentor.leakage import split_steps
 
     rows = [json.loads(line) for line in champ_failures.read_text().splitlines()]
     gold = [r["attempts"][0]["annotated_first_wrong_step"] for r in rows]
     last = [len(split_steps(r["attempts"][0]["completion"])) for r in rows]
     out, html = tmp_path / "r.json", tmp_path / "r.html"
-    assert run(champ_failures, "--policy", smollm2, "--samples", 1, "--max-new-tokens", 1, "-o", out, "--html", html,
+    assert run(champ_failures, "--policy", "lab", "--samples", 1, "-o", out, "--html", html,
                "--config", f"first_step={CONFIGS / 'champ_first_step.yaml'}",
                "--config", f"last_step={CONFIGS / 'champ_last_step.yaml'}",
+               "--config", f"verifier_step={CONFIGS / 'champ_verifier_step.yaml'}",
                "--config", f"rules={CONFIGS / 'champ_rules.yaml'}") == 0
     configs = json.loads(out.read_text())["configs"]
     assert configs["none"]["diagnosis_accuracy"] is None
-    for name in ("first_step", "last_step", "rules"):
+    for name in ("first_step", "last_step", "verifier_step", "rules"):
         assert set(configs[name]) == ENTRY_KEYS and configs[name]["diagnosis_accuracy"]["attempts"] == 6, name
     assert configs["first_step"]["diagnosis_accuracy"] == {
         "attempts": 6, "exact": pytest.approx(sum(g == 1 for g in gold) / 6),

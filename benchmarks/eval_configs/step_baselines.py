@@ -1,6 +1,8 @@
-"""Trivial analysts for `mentor eval`'s diagnosis accuracy: a graph of one node that gives no hint and names a fixed
-first wrong step, the first or the last step of the group's first attempt (as mentor.leakage.split_steps numbers
-it, the numbering of an annotated first wrong step). An analyst that does not beat these has learnt nothing."""
+"""Reference analysts for `mentor eval`'s diagnosis accuracy: a graph of one node that gives no hint and names the
+first wrong step of the group's first attempt, numbered as an annotated first wrong step is (mentor.leakage.
+split_steps of the completion). `first_step` and `last_step` are trivial guesses: an analyst that does not beat them
+has learnt nothing. `verifier_step` is the math verifier's own per-attempt `first_wrong_step` (its first arithmetic
+slip, else its first result the reference never has), what the rules could say in the attempt's numbering."""
 
 from __future__ import annotations
 
@@ -10,12 +12,12 @@ from langgraph.graph import END, START, StateGraph
 
 from graphs.mentor.state import MentorState
 from mentor.leakage import split_steps
+from mentor.tasks import get_task
 
 
-def _guess(step: Callable[[str], int]) -> Any:
+def _guess(step: Callable[[dict[str, Any]], int | None]) -> Any:
     async def fixed_step(state: MentorState) -> dict[str, Any]:
-        completion = state["group"]["attempts"][0]["completion"]
-        return {"diagnosis": {"first_error_step": step(completion)}, "hint": None, "withheld": True,
+        return {"diagnosis": {"first_error_step": step(state["group"])}, "hint": None, "withheld": True,
                 "backend": {"fixed_step": "rules"}}
 
     builder = StateGraph(MentorState)
@@ -25,5 +27,10 @@ def _guess(step: Callable[[str], int]) -> Any:
     return builder.compile(name="fixed_step")
 
 
-first_step = _guess(lambda completion: 1)
-last_step = _guess(lambda completion: max(1, len(split_steps(completion))))
+def _verifier_step(group: dict[str, Any]) -> int | None:
+    return get_task(group["task"]).feedback(group["attempts"][0]["completion"], group["reference"])["first_wrong_step"]
+
+
+first_step = _guess(lambda group: 1)
+last_step = _guess(lambda group: max(1, len(split_steps(group["attempts"][0]["completion"]))))
+verifier_step = _guess(_verifier_step)
