@@ -16,10 +16,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from mentor.evaluation import ANNOTATED_STEP
 from mentor.leakage import split_steps
 from mentor.types import InputError
 
-ANNOTATED_STEP = "annotated_first_wrong_step"  # the attempt's field: 1-based, in split_steps(completion)
 PROMPT_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 
 # CHAMP writes answers as prose; these give a short canonical form a verifier can compare.
