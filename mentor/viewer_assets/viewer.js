@@ -282,7 +282,7 @@
     // The axis spans 0 and every value, with a margin: reliance has either sign.
     var relyLo = Math.min.apply(null, [0].concat(relyValues)), relyHi = Math.max.apply(null, [0].concat(relyValues));
     var relyPad = 0.1 * (relyHi - relyLo || 1);
-    plots.appendChild(figure('reliance', 'Hint reliance per step (log p(y|x) - log p(y|x+hint) per token; below 0: the hint helps)',
+    plots.appendChild(figure('reliance', 'Hint reliance per step, per token (below 0: the hint helps)',
       null, reliance.length
         ? lineChart(reliance.map(function (x) { return x.step; }),
             [{ name: 'reliance', cls: 2, values: relyValues }],
