@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
 
+
+logger = logging.getLogger("mentor")
 
 LIBRARY_FIELD = "hint"  # a dataset column of pre-defined hints, read by graphs/static_hints
 
@@ -257,8 +260,17 @@ class InStepHook:
         if not responses:
             return {}
         batch = self.trainer.args.per_device_train_batch_size
-        terms, seconds = split_map(lambda share: reliance_terms(self.trainer.model, tokenizer.pad_token_id, share,
-                                                                batch), responses, pad=True)
+
+        def score(share: list[HintedResponse]) -> list[float | None]:
+            try:
+                return reliance_terms(self.trainer.model, tokenizer.pad_token_id, share, batch)
+            except Exception as e:  # a metric: it may not stop training; None keeps the ranks' gathers aligned
+                logger.warning("mentor/reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+                return [None] * len(share)
+
+        terms, seconds = split_map(score, responses, pad=True)
+        if None in terms:
+            return {"mentor/reliance_errors": 1}
         return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
 
     def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list

@@ -130,3 +130,17 @@ def test_reliance_is_off_by_default_with_no_extra_forward_pass(tmp_path, config)
     # The same seeded step, less the two reliance passes (unhinted and hinted; eval mode, no gradient).
     assert len(runs["on"]) == len(runs["off"]) + 2
     assert runs["on"].count((False, False)) == runs["off"].count((False, False)) + 2
+
+
+def test_a_reliance_pass_that_fails_is_counted_and_training_goes_on(tmp_path, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr("mentor.intervene.reliance_terms", broken)
+    trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
+    Mentor.from_config({"reliance_every": 1}).attach(trainer)
+    trainer.train()
+    logs = mentor_logs(trainer)
+    assert trainer.state.global_step == 2 and [log["mentor/reliance_errors"] for log in logs] == [1, 1]
+    assert not any("mentor/reliance" in log for log in logs)
+    assert [log["mentor/collapse_rate_after"] for log in logs] == [0.0, 0.0]  # the hints still trained
