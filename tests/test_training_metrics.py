@@ -68,9 +68,10 @@ def logprob(model, context: list[int], scored: list[int]) -> float:
     return sum(torch.log_softmax(logits[len(context) - 1 + t], dim=-1)[token].item() for t, token in enumerate(scored))
 
 
-def test_reliance_is_logged_on_the_reliance_every_steps_and_equals_a_direct_computation(tmp_path):
+@pytest.mark.parametrize("placement", ["prompt", "prefix"])
+def test_reliance_is_logged_on_the_reliance_every_steps_and_equals_a_direct_computation(tmp_path, placement):
     trainer = make_trainer(tmp_path, RecordingReward(), max_steps=4)
-    Mentor.from_config({"reliance_every": 2}).attach(trainer)
+    Mentor.from_config({"reliance_every": 2, "hint_placement": placement}).attach(trainer)
     batches, inner = {}, trainer._generate_and_score_completions
 
     def generate_and_score(inputs):  # the weights the step generated with, and the rows it trains on
@@ -94,7 +95,8 @@ def test_reliance_is_logged_on_the_reliance_every_steps_and_equals_a_direct_comp
     for step in (0, 2):
         weights, out = batches[step]
         model.load_state_dict(weights)
-        plain = {task.hinted_prompt(r["prompt"], r["hint"]): tokenizer(text=r["prompt"])["input_ids"]
+        plain = {(task.hinted_prompt(r["prompt"], r["hint"]) if placement == "prompt"
+                  else r["prompt"] + task.response_prefix(r["hint"])): tokenizer(text=r["prompt"])["input_ids"]
                  for r in records if r["step"] == step}
         terms = []
         for p, pm, c, cm, advantage in zip(out["prompt_ids"], out["prompt_mask"], out["completion_ids"],
@@ -102,8 +104,12 @@ def test_reliance_is_logged_on_the_reliance_every_steps_and_equals_a_direct_comp
             hinted, completion = p[pm.bool()].tolist(), c[cm.bool()].tolist()
             text = tokenizer.decode(hinted, skip_special_tokens=True)
             if text in plain and advantage > 0:  # a hinted row whose re-attempt earned reward
-                unhinted = logprob(model, plain[text], completion)
-                terms.append((unhinted - logprob(model, hinted, completion)) / len(completion))
+                # With `prefix` placement the response y is the prefix the hinted prompt adds, then the continuation.
+                prefix = hinted[len(plain[text]):] if placement == "prefix" else []
+                assert not prefix or hinted[:len(plain[text])] == plain[text]
+                response = prefix + completion
+                unhinted = logprob(model, plain[text], response)
+                terms.append((unhinted - logprob(model, hinted, completion)) / len(response))
         assert len(terms) == 2 * G // 2  # two hinted groups, each with its even rows paid
         logged = next(s["mentor/reliance"] for s in steps if s["step"] == step)
         assert logged == pytest.approx(sum(terms) / len(terms), abs=2e-6)  # float32 sums of ~6 log-probs
