@@ -232,37 +232,13 @@ def sample(policy: Policy, inputs: list[Inputs], samples: int, temperature: floa
     return out
 
 
-def logprob_sums(policy: Policy, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64) -> list[float]:
-    """Sum of log p(scored | context) for each (context ids, scored ids): one forward pass per batch."""
-    import torch
-
-    out = []
-    for s in range(0, len(pairs), batch_size):
-        chunk = pairs[s:s + batch_size]
-        width = max(len(c) + len(y) for c, y in chunk)
-        ids = torch.full((len(chunk), width), policy.tokenizer.pad_token_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, (c, y) in enumerate(chunk):  # right padding: positions are those of an unpadded sequence
-            ids[i, :len(c) + len(y)] = torch.tensor(c + y)
-            mask[i, :len(c) + len(y)] = 1
-        with torch.no_grad():
-            logp = torch.log_softmax(policy.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        for i, (c, y) in enumerate(chunk):
-            targets = torch.tensor(y, dtype=torch.long)
-            out.append(logp[i, len(c) - 1:len(c) + len(y) - 1].gather(1, targets[:, None]).sum().item())
-    return out
-
-
 def reliance(policy: Policy, rescued: list[tuple[Inputs, list[int]]]) -> float | None:
-    """HiLL's hint reliance: the mean over correct hinted responses y of (log p(y|x) - log p(y|x+hint)) / |y|. In
-    prefix placement y is the whole response, prefix included, whose prefix tokens have probability 1 given the hint.
-    Below 0 where the hint makes the correct response likelier; None without a correct hinted response."""
-    rows = [(x, x.prefix + gen) for x, gen in rescued if x.prefix + gen]
-    if not rows:
-        return None
-    unhinted = logprob_sums(policy, [(x.plain, y) for x, y in rows])
-    hinted = logprob_sums(policy, [(x.hinted, y[len(x.prefix):]) for x, y in rows])
-    return sum((u - h) / len(y) for (x, y), u, h in zip(rows, unhinted, hinted)) / len(rows)
+    """HiLL's hint reliance (mentor/reliance.py) over correct hinted responses, each its inputs and generated ids.
+    In prefix placement y is the whole response, prefix included. None without a correct hinted response."""
+    from mentor.reliance import HintedResponse, mean, reliance_terms
+
+    responses = [HintedResponse(x.plain, x.hinted, x.prefix, gen) for x, gen in rescued]
+    return mean(reliance_terms(policy.model, policy.tokenizer.pad_token_id, responses))
 
 
 # --- the evaluation ----------------------------------------------------------------------------------
