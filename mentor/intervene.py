@@ -160,6 +160,7 @@ class InStepHook:
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
+        structured_before = self.runtime.structured.fallbacks  # this rank's requests; summed over ranks below
         for round_ in range(1, self.config.max_rounds + 1):
             groups, kept = [], []
             for g in targets:
@@ -212,6 +213,7 @@ class InStepHook:
             "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
             "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
             "mentor/skipped": stats["skipped"],
+            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
             **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
         }
         self.callback.log_step(self.trainer, step, metrics, records)
