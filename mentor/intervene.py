@@ -166,6 +166,7 @@ class InStepHook:
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
+        structured_before = self.runtime.structured.fallbacks  # this rank's requests; summed over ranks below
         for round_ in range(1, self.config.max_rounds + 1):
             groups, kept = [], []
             for g in targets:
@@ -221,6 +222,7 @@ class InStepHook:
             "mentor/skipped": stats["skipped"],
             "mentor/graduated": len(graduated), "mentor/graduated_total": self.callback.graduate(graduated, step),
             **self.reliance(step, prompts, spliced),
+            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
             **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
         }
         self.callback.log_step(self.trainer, step, metrics, records)
