@@ -36,7 +36,9 @@ def partial_solution(reference: dict, problem: str) -> str | None:
 
 def reference_with_tiers(row: dict, problem: str) -> tuple[dict, list[str]]:
     """The row's math reference with each tier that passes the leakage check, and the names of those that leak."""
-    reference = {"answer": row["answer"], "solution": row["solution"], "operands": row["operands"]}
+    # `concepts` is the math task's own tier-1 field: the mentor's rules hint from the knowledge the library gives
+    reference = {"answer": row["answer"], "solution": row["solution"], "operands": row["operands"],
+                 "concepts": [row["knowledge"]]}
     drafts = {"knowledge": row["knowledge"], "plan": row["plan"], "partial": partial_solution(reference, problem)}
     leaked = [name for name, text in drafts.items() if text is None or leaks(text, reference, problem)]
     return {**reference, **{k: v for k, v in drafts.items() if k not in leaked}}, leaked
