@@ -24,9 +24,18 @@ POLICIES = {  # steps, threads, warm-up steps dropped
 }
 
 
-def step_times(policy: str, with_mentor: bool, steps: int, out: str) -> dict:
-    """TRL's own `step_time` per step, the mentor's and the re-generation's seconds, the measured share of
-    collapsed groups, and this process's peak RSS."""
+def paid_hints(completions, mentor_hint=None, **kwargs) -> list[float]:
+    """1 for every hinted row, 0 for the rest: every re-attempt spliced in is a correct one."""
+    return [1.0 if hint else 0.0 for hint in mentor_hint or [""] * len(completions)]
+
+
+def step_times(policy: str, with_mentor: bool, steps: int, out: str, config: dict | None = None,
+               pay_hints: bool = False) -> dict:
+    """TRL's own `step_time` per step, the mentor's, the re-generation's and the reliance passes' seconds, the
+    measured share of collapsed groups, and this process's peak RSS.
+
+    config: the mentor config, over `traces: true`. pay_hints: the reward is `paid_hints`, not the task's.
+    """
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
@@ -54,15 +63,16 @@ def step_times(policy: str, with_mentor: bool, steps: int, out: str) -> dict:
         model = offline_copy("HuggingFaceTB/SmolLM2-135M-Instruct")
         args = GRPOConfig(per_device_train_batch_size=8, max_completion_length=48, temperature=1.0, **common)
         reward, dataset = math_reward, make_dataset(64, seed=0)
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
+    trainer = GRPOTrainer(model=model, reward_funcs=[paid_hints if pay_hints else reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer)
     if with_mentor:
-        Mentor.from_config({"traces": True}).attach(trainer)
+        Mentor.from_config({"traces": True, **(config or {})}).attach(trainer)
     trainer.train()
     logs = [log for log in trainer.state.log_history if "step_time" in log][POLICIES[policy]["warmup"]:]
     return {"step_s": [log["step_time"] for log in logs],
             "mentor_s": [log.get("mentor/mentor_s", 0.0) for log in logs],
             "regen_s": [log.get("mentor/regen_s", 0.0) for log in logs],
+            "reliance_s": [log.get("mentor/reliance_s", 0.0) for log in logs],
             "collapsed": statistics.mean(log.get("mentor/collapse_rate_before", log["frac_reward_zero_std"])
                                          for log in logs),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
@@ -73,13 +83,19 @@ def in_fresh_process(*args) -> dict:
         return pool.apply(step_times, args)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(doc: str, arms: str) -> tuple[argparse.Namespace, int]:
+    """A step benchmark's command line (--policy, --steps, --rounds of alternating `arms` runs); and its steps per
+    run."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--policy", choices=sorted(POLICIES), default="lab")
     parser.add_argument("--steps", type=int, default=None, help="steps per run (default: the policy's)")
-    parser.add_argument("--rounds", type=int, default=2, help="alternating baseline/mentor runs, against drift")
+    parser.add_argument("--rounds", type=int, default=2, help=f"alternating {arms} runs, against drift")
     args = parser.parse_args()
-    steps = args.steps or POLICIES[args.policy]["steps"]
+    return args, args.steps or POLICIES[args.policy]["steps"]
+
+
+def main() -> None:
+    args, steps = parse_args(__doc__, "baseline/mentor")
     runs = {False: [], True: []}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):

@@ -80,8 +80,8 @@ def summarise(interventions: list[Intervention], structured=None) -> str:
         lines.append(f"failed or timed-out groups ({len(cut)}), not in the latency above: "
                      + "; ".join(f"{i.problem_id}: {i.error[:80]}" for i in cut[:3]) + (" ..." if len(cut) > 3 else ""))
     if structured is not None and structured.fallbacks:
-        lines.append(f"structured output: off ({structured.off_reason[:120]}); "
-                     f"{structured.fallbacks} request(s) found it unusable")
+        lines.append(f"structured-output fallbacks: {structured.fallbacks} request(s) found it unusable; structured "
+                     f"output off ({structured.off_reason[:120]})")
     return "\n".join(lines)
 
 

@@ -95,6 +95,8 @@ class MentorConfig:
             problem for its next sampling, with no extra generation).
         columns: our reference field -> dataset column, for datasets that name them otherwise.
         traces: write every intervention to `<output_dir>/mentor/traces.sqlite`. Default True.
+        reliance_every: log `mentor/reliance` (HiLL's hint reliance on the step's correct hinted rows) on steps
+            that are a multiple of this; it costs two forward passes over those rows. Default 0: off.
     """
 
     task: str | None = None
@@ -116,6 +118,9 @@ class MentorConfig:
     mode: str = "in_step"
     columns: dict[str, str] = field(default_factory=dict)
     traces: bool = True
+    reliance_every: int = field(default=0, metadata={"help": "log mentor/reliance, HiLL's hint reliance on the "
+                                "step's correct hinted rows (two forward passes over them), every this many steps; "
+                                "0 (default) is off"})
 
     def __post_init__(self):
         if isinstance(self.llm, dict):
@@ -194,6 +199,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "k": (lambda v: v >= 1, "an integer >= 1"),
     "mixed_share": (lambda v: 0 < v <= 1, "a number > 0 and <= 1"),
     "max_rounds": (lambda v: v >= 1, "an integer >= 1"),
+    "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),

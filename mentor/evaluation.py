@@ -22,6 +22,9 @@ DEFAULT_MAX_NEW_TOKENS = 256
 
 # --- inputs ------------------------------------------------------------------------------------------
 
+ANNOTATED_STEP = "annotated_first_wrong_step"  # an attempt's annotated first wrong step (mentor.data.champ writes it)
+
+
 def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
     """The failed groups of FAILURES (a `mentor diagnose` .jsonl, a run directory or its traces.sqlite), and one
     message per failure skipped (a bad line, a group without its reference)."""
@@ -49,6 +52,38 @@ def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
         raise InputError(f"FAILURES {path}: no failed group to evaluate" +
                          (f" ({len(skipped)} skipped: {skipped[0]})" if skipped else " (the file is empty)"))
     return groups, skipped
+
+
+class _BadAnnotation(Exception):
+    """An attempt's annotation that is not a step number (raised through parse_lines, which skips InputErrors)."""
+
+
+def read_annotations(path: str | Path) -> list[list[int | None]] | None:
+    """Per group of `read_failures(path)` (same order, the same lines skipped), each attempt's
+    `annotated_first_wrong_step` or None; None when no attempt has one (a trace store never has)."""
+    from mentor.cli import checked_group
+    from mentor.jsonl import parse_lines
+
+    path = Path(path)
+    if path.is_dir() or path.suffix == ".sqlite":
+        return None
+
+    def steps(number: int, row: Any) -> list[int | None]:
+        checked_group(row)  # refuses exactly the lines read_failures skips, so the groups stay aligned
+        for i, attempt in enumerate(row["attempts"]):
+            step = attempt.get(ANNOTATED_STEP)
+            if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 1):
+                # Not a skipped line (that would misalign the groups): a bad annotation is the file's error.
+                raise _BadAnnotation(f"FAILURES {path}:{number}: attempts[{i}].{ANNOTATED_STEP} must be a step "
+                                     f"number >= 1 (the attempt's first wrong step) or null, got {step!r}")
+        return [a.get(ANNOTATED_STEP) for a in row["attempts"]]
+
+    with path.open("rb") as f:
+        try:
+            annotated, _ = parse_lines(f, path, steps)
+        except _BadAnnotation as e:
+            raise InputError(str(e)) from None
+    return annotated if any(s is not None for group in annotated for s in group) else None
 
 
 def _group_row(record: dict[str, Any]) -> dict[str, Any]:
@@ -197,37 +232,13 @@ def sample(policy: Policy, inputs: list[Inputs], samples: int, temperature: floa
     return out
 
 
-def logprob_sums(policy: Policy, pairs: list[tuple[list[int], list[int]]], batch_size: int = 64) -> list[float]:
-    """Sum of log p(scored | context) for each (context ids, scored ids): one forward pass per batch."""
-    import torch
-
-    out = []
-    for s in range(0, len(pairs), batch_size):
-        chunk = pairs[s:s + batch_size]
-        width = max(len(c) + len(y) for c, y in chunk)
-        ids = torch.full((len(chunk), width), policy.tokenizer.pad_token_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for i, (c, y) in enumerate(chunk):  # right padding: positions are those of an unpadded sequence
-            ids[i, :len(c) + len(y)] = torch.tensor(c + y)
-            mask[i, :len(c) + len(y)] = 1
-        with torch.no_grad():
-            logp = torch.log_softmax(policy.model(input_ids=ids, attention_mask=mask).logits.float(), dim=-1)
-        for i, (c, y) in enumerate(chunk):
-            targets = torch.tensor(y, dtype=torch.long)
-            out.append(logp[i, len(c) - 1:len(c) + len(y) - 1].gather(1, targets[:, None]).sum().item())
-    return out
-
-
 def reliance(policy: Policy, rescued: list[tuple[Inputs, list[int]]]) -> float | None:
-    """HiLL's hint reliance: the mean over correct hinted responses y of (log p(y|x) - log p(y|x+hint)) / |y|. In
-    prefix placement y is the whole response, prefix included, whose prefix tokens have probability 1 given the hint.
-    Below 0 where the hint makes the correct response likelier; None without a correct hinted response."""
-    rows = [(x, x.prefix + gen) for x, gen in rescued if x.prefix + gen]
-    if not rows:
-        return None
-    unhinted = logprob_sums(policy, [(x.plain, y) for x, y in rows])
-    hinted = logprob_sums(policy, [(x.hinted, y[len(x.prefix):]) for x, y in rows])
-    return sum((u - h) / len(y) for (x, y), u, h in zip(rows, unhinted, hinted)) / len(rows)
+    """HiLL's hint reliance (mentor/reliance.py) over correct hinted responses, each its inputs and generated ids.
+    In prefix placement y is the whole response, prefix included. None without a correct hinted response."""
+    from mentor.reliance import HintedResponse, mean, reliance_terms
+
+    responses = [HintedResponse(x.plain, x.hinted, x.prefix, gen) for x, gen in rescued]
+    return mean(reliance_terms(policy.model, policy.tokenizer.pad_token_id, responses))
 
 
 # --- the evaluation ----------------------------------------------------------------------------------
@@ -253,6 +264,19 @@ def error_class(group: FailedGroup) -> str:
     return task.dominant_class(counts, "unknown")
 
 
+def diagnosis_accuracy(predicted: list[int | None], annotated: list[list[int | None]] | None
+                       ) -> dict[str, Any] | None:
+    """How often the analyst's `first_error_step` of each group (`predicted`) equals each of its attempts' annotated
+    first wrong step (`annotated`, per group per attempt; None where an attempt has none): `{"attempts": n,
+    "exact": share, "within_1": share}` over the n annotated attempts; a None prediction matches nothing. None
+    without an annotated attempt."""
+    pairs = [(p, s) for p, steps in zip(predicted, annotated or []) for s in steps if s is not None]
+    if not pairs:
+        return None
+    return {"attempts": len(pairs), "exact": sum(p == s for p, s in pairs) / len(pairs),
+            "within_1": sum(p is not None and abs(p - s) <= 1 for p, s in pairs) / len(pairs)}
+
+
 def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
     """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing."""
     from mentor.runtime import MentorRuntime
@@ -267,9 +291,11 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
 
 
 def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
-             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0) -> dict[str, Any]:
+             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
+             annotated: list[list[int | None]] | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
-    MentorRuntime, from `load_configs`), without the `skipped` list."""
+    MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
+    first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`."""
     from mentor.tasks import get_task
 
     max_new_tokens = max_new_tokens or policy.max_new_tokens
@@ -310,6 +336,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             "reliance": rely,
             "per_error_class": {c: {"groups": e["groups"], "rescue_rate": e["rescued"] / e["groups"]}
                                 for c, e in sorted(per_class.items())},
+            "diagnosis_accuracy": diagnosis_accuracy([iv.diagnosis.first_error_step for iv in interventions],
+                                                     annotated) if name != "none" else None,
             "mentor_s": round(mentor_s, 3),
             "sample_s": round(sample_s, 3),
         }
@@ -323,7 +351,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
 # --- the command -------------------------------------------------------------------------------------
 
 def write_html(report: dict[str, Any], path: Path) -> None:
-    """One self-contained page: the table, and bars of each row's rescue rate overall and per error class."""
+    """One self-contained page: the table, bars of each row's rescue rate overall and per error class, and each row's
+    diagnosis accuracy where the failures carry annotated first wrong steps."""
     from html import escape
 
     rows, classes = report["configs"], sorted({c for r in report["configs"].values() for c in r["per_error_class"]})
@@ -345,6 +374,12 @@ def write_html(report: dict[str, Any], path: Path) -> None:
         f"<h3>{escape(c)} ({sizes[c]} groups)</h3><table>" + "".join(
             f"<tr><th>{escape(n)}</th><td>{bar(r['per_error_class'][c]['rescue_rate'])}</td></tr>"
             for n, r in rows.items() if c in r["per_error_class"]) + "</table>" for c in classes)
+    scored = {n: r["diagnosis_accuracy"] for n, r in rows.items() if r.get("diagnosis_accuracy")}
+    diagnosis = "" if not scored else (
+        "<h2>Diagnosis accuracy</h2><p>The analyst's first_error_step against each attempt's annotated first wrong "
+        "step (docs/evaluation.md).</p><table><tr><th>config</th><th>attempts</th><th>exact</th><th>within 1</th>"
+        "</tr>" + "".join(f"<tr><th>{escape(n)}</th><td>{d['attempts']}</td><td>{bar(d['exact'])}</td>"
+                          f"<td>{bar(d['within_1'])}</td></tr>" for n, d in scored.items()) + "</table>")
     o = report["oracle"]
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>mentor eval: {escape(report['policy'])}</title>
 <style>body{{font:14px sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}th{{text-align:left}}
@@ -355,7 +390,7 @@ def write_html(report: dict[str, Any], path: Path) -> None:
 {report['seed']}. Oracle: {100 * o['rescue_rate']:.1f}% rescued if each group got the row that rescued it; best single
 row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 <table><tr><th>config</th>{''.join(f'<th>{k}</th>' for k in keys)}</tr>{table}</table>
-<h2>Rescue rate</h2><table>{bars}</table><h2>Per error class</h2>{per_class}</body></html>
+<h2>Rescue rate</h2><table>{bars}</table><h2>Per error class</h2>{per_class}{diagnosis}</body></html>
 """
     path.write_text(page)
 
@@ -375,12 +410,14 @@ def cmd_eval(args) -> int:
     configs = parse_configs(args.config)
     fail_under = parse_fail_under(args.fail_under, ["none", *configs])
     groups, skipped = read_failures(args.failures)
+    annotated = read_annotations(args.failures)
     for problem in skipped:
         print(problem, file=sys.stderr)
     runtimes = load_configs(configs)
     policy = load_policy(args.policy)
     with torch_threads(args.threads):
-        report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed)
+        report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed,
+                          annotated)
     report["skipped"] = skipped
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
@@ -391,6 +428,11 @@ def cmd_eval(args) -> int:
         rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
         print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
               f"{rely:>10}")
+    for name, row in report["configs"].items():
+        if row["diagnosis_accuracy"]:
+            d = row["diagnosis_accuracy"]
+            print(f"{name}: first_error_step matches {100 * d['exact']:.1f}% of {d['attempts']} annotated attempts "
+                  f"exactly, {100 * d['within_1']:.1f}% within 1")
     o = report["oracle"]
     print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
           f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else ""))

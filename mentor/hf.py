@@ -109,18 +109,21 @@ class BatchedChat(BaseChatModel):
 
             processors.append(xgr.contrib.hf.LogitsProcessor([self._grammar(r.schema) for r in requests]))
 
-        class Abandoned(StoppingCriteria):  # a row whose caller gave up stops now
+        start = inputs["input_ids"].shape[1]
+
+        class Done(StoppingCriteria):  # a row stops at its own cap, or now if its caller gave up
             def __call__(self, input_ids, scores, **kwargs):
-                return torch.tensor([r.future is not None and r.future.cancelled() for r in requests])
+                return torch.tensor([input_ids.shape[1] - start >= r.max_tokens
+                                     or (r.future is not None and r.future.cancelled()) for r in requests])
 
         self._batch_sizes.append(len(requests))
         with torch.no_grad():
             out = lm.generate(**inputs, max_new_tokens=max(r.max_tokens for r in requests),
                               do_sample=self.temperature > 0, temperature=self.temperature or None, top_p=None,
                               top_k=None, logits_processor=processors, pad_token_id=tokenizer.pad_token_id,
-                              stopping_criteria=StoppingCriteriaList([Abandoned()]))
+                              stopping_criteria=StoppingCriteriaList([Done()]))
         results = []
-        for r, row in zip(requests, out[:, inputs["input_ids"].shape[1]:]):
+        for r, row in zip(requests, out[:, start:]):
             row = row[: r.max_tokens].tolist()
             ended = tokenizer.eos_token_id in row or tokenizer.pad_token_id in row
             results.append((tokenizer.decode(row, skip_special_tokens=True), "stop" if ended else "length"))
@@ -154,12 +157,12 @@ class BatchedChat(BaseChatModel):
 
     async def _drain(self):
         """Runs the pending requests in batches, one `generate` at a time, until none is left. A batch holds
-        requests of one kind (same budget, constrained or not): in practice the calls to one node."""
+        requests of one kind, constrained or not, whatever their budgets (each row stops at its own): in practice
+        the calls to one node, whose budget varies with the group's attempts."""
         await asyncio.sleep(self.window_s)
         while self._pending:
-            first = self._pending[0]
-            kind = (first.max_tokens, first.schema is None)
-            batch = [r for r in self._pending if (r.max_tokens, r.schema is None) == kind][: self.max_batch]
+            constrained = self._pending[0].schema is not None
+            batch = [r for r in self._pending if (r.schema is not None) == constrained][: self.max_batch]
             self._pending = [r for r in self._pending if r not in batch]
             batch = [r for r in batch if not r.future.cancelled()]
             if not batch:

@@ -69,7 +69,8 @@ class MentorCallback(TrainerCallback, ExportableState):
 
     def __init__(self, mentor: Mentor | None = None):
         self.mentor = mentor
-        self.hint_history: dict[str, list[dict[str, Any]]] = {}  # problem_id -> [{"tier", "hint", "step"}]
+        self.hint_history: dict[str, list[dict[str, Any]]] = {}  # problem_id -> [{"tier", "hint"}]
+        self.graduated: dict[str, int] = {}  # problem_id -> the step it first earned reward unhinted after a hint
         self.pending: dict[str, str] = {}  # problem_id -> hint for its next sampling (mode: next_attempt)
         self.totals: dict[str, float] = {}  # run-long counters of the mentor/* metrics
         self.store: TraceStore | None = None
@@ -79,7 +80,7 @@ class MentorCallback(TrainerCallback, ExportableState):
 
     def state(self) -> dict[str, Any]:
         return {"args": {}, "attributes": {"hint_history": self.hint_history, "pending": self.pending,
-                                           "totals": self.totals}}
+                                           "totals": self.totals, "graduated": self.graduated}}
 
     def on_train_begin(self, args, state, control, **kwargs):
         saved = (state.stateful_callbacks or {}).get(type(self).__name__)
@@ -134,6 +135,12 @@ class MentorCallback(TrainerCallback, ExportableState):
         if self.mentor is not None and self.mentor.config.mode == "next_attempt":
             self.pending[pid] = intervention.hint
 
+    def graduate(self, problem_ids: set[str], step: int) -> int:
+        """Notes the problems that graduated at `step`; returns how many distinct problems have over the run."""
+        for pid in sorted(problem_ids):
+            self.graduated.setdefault(pid, step)
+        return len(self.graduated)
+
     def log_step(self, trainer, step: int, metrics: dict[str, float], records: list[dict[str, Any]]) -> None:
         """Records into the trace store; metrics, `mentor/trace_errors` (1 if the write failed) among them, into
         the trainer's logs (so every reporter sees them)."""
@@ -146,7 +153,7 @@ class MentorCallback(TrainerCallback, ExportableState):
                 self.trace_failed(e)
         for name, value in metrics.items():
             trainer._metrics["train"][name].append(float(value))
-            if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s")):
+            if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s", "_total", "/reliance")):
                 self.totals[name] = self.totals.get(name, 0.0) + float(value)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import logging
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -26,9 +27,13 @@ import torch
 from mentor.graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
 from mentor.distributed import gather, rank_and_world, split_map
+from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
+
+
+logger = logging.getLogger("mentor")
 
 
 @dataclass
@@ -148,16 +153,19 @@ class InStepHook:
         G, step = self.trainer.num_generations, self.trainer.state.global_step
         n_groups, offset = len(rewards) // G, rank_and_world()[0] * len(prompts)
         targets = self.collapsed(rewards)
+        graduated = self.graduates(targets, offset, rows)  # before this step's hints join the history
         completions = out.completions
         if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
             prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
+        spliced: dict[int, tuple[Generation, torch.Tensor, str]] = {}  # each group's last splice: what trains
         totals = self.totals(rewards)
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
+        structured_before = self.runtime.structured.fallbacks  # this rank's requests; summed over ranks below
         for round_ in range(1, self.config.max_rounds + 1):
             groups, kept = [], []
             for g in targets:
@@ -193,6 +201,7 @@ class InStepHook:
                     if self.config.mode == "in_step":
                         gen, hint_rewards = reattempts[g]
                         self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
+                        spliced[g] = (gen, hint_rewards, iv.hint)
                         # Escalate while the group as spliced still scores all zero (under `mixed` the spliced
                         # re-attempts may all have failed even if another one succeeded).
                         if self.collapsed(rewards[g * G:(g + 1) * G]):
@@ -210,9 +219,60 @@ class InStepHook:
             "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
             "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
             "mentor/skipped": stats["skipped"],
+            "mentor/graduated": len(graduated), "mentor/graduated_total": self.callback.graduate(graduated, step),
+            **self.reliance(step, prompts, spliced),
+            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
             **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
         }
         self.callback.log_step(self.trainer, step, metrics, records)
+
+    def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
+        """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
+        collapsed, its rows unhinted): Scaf-GRPO's graduation. Each rank reads the groups whose first row it holds
+        (`rows` are its rows, `offset` the first one's number); one gather joins them, in every step with a hint
+        history, which every rank holds the same."""
+        history = self.callback.hint_history
+        if not history:
+            return set()
+        G, collapsed = self.trainer.num_generations, set(targets)
+        mine = [pid for i, row in enumerate(rows) if (offset + i) % G == 0 and (offset + i) // G not in collapsed
+                and not row["mentor_hint"] and (pid := problem_id(row)) in history]
+        return {pid for part in gather(mine) for pid in part}
+
+    def reliance(self, step: int, prompts: dict[int, Any], spliced: dict[int, tuple[Generation, torch.Tensor, str]]
+                 ) -> dict[str, float]:
+        """`mentor/reliance` (HiLL's, mentor/reliance.py) over the hinted rows the step trains on whose re-attempt
+        earned reward, and `mentor/reliance_s`, its seconds, on steps that are a multiple of `reliance_every`; {}
+        on other steps or without such a row. The policy scores them in eval mode without gradients, the rows split
+        across ranks in equal shares (every rank holds every re-attempt, so all make as many forward passes)."""
+        every, G = self.config.reliance_every, self.trainer.num_generations
+        if not every or step % every or not spliced:
+            return {}
+        tokenizer, threshold = self.trainer.processing_class, self.config.collapse_threshold
+        responses = []
+        for g, (gen, hint_rewards, hint) in spliced.items():
+            plain = tokenizer(text=self.rendered(prompts[g * G]))["input_ids"]  # the ids TRL gave the prompt
+            totals = self.total(hint_rewards).tolist()
+            for j in self.picks(totals):
+                hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
+                prefix = self.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
+                if totals[j] > threshold and (prefix or generated):
+                    responses.append(HintedResponse(plain, hinted, prefix, generated))
+        if not responses:
+            return {}
+        batch = self.trainer.args.per_device_train_batch_size
+
+        def score(share: list[HintedResponse]) -> list[float | None]:
+            try:
+                return reliance_terms(self.trainer.model, tokenizer.pad_token_id, share, batch)
+            except Exception as e:  # a metric: it may not stop training; None keeps the ranks' gathers aligned
+                logger.warning("mentor/reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+                return [None] * len(share)
+
+        terms, seconds = split_map(score, responses, pad=True)
+        if None in terms:
+            return {"mentor/reliance_errors": 1}
+        return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
 
     def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list
                       ) -> tuple[dict[int, Any], dict[int, dict], dict[int, Any]]:
@@ -336,13 +396,7 @@ class InStepHook:
         (so advantages agree), and each rank's `out` takes the rows it holds (`offset` is its first row's index)."""
         G, threshold = self.trainer.num_generations, self.config.collapse_threshold
         totals = self.total(hint_rewards).tolist()
-        if self.config.strategy == "replace_group":
-            picks = list(range(G))
-        elif self.config.strategy == "replace_k":
-            picks = [j for j in range(G) if totals[j] > threshold][:self.config.k]
-        else:
-            picks = list(range(max(1, round(self.config.mixed_share * G))))
-        for slot, j in enumerate(picks):
+        for slot, j in enumerate(self.picks(totals)):
             rewards[g * G + slot] = hint_rewards[j]
             i = g * G + slot - offset
             if not 0 <= i < len(out.completions):
@@ -366,6 +420,15 @@ class InStepHook:
                 if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
                     out.extra_fields[key][i] = values[j]
             out.extra_fields["mentor_hint"][i] = hint
+
+    def picks(self, totals: list[float]) -> list[int]:
+        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot."""
+        G = self.trainer.num_generations
+        if self.config.strategy == "replace_group":
+            return list(range(G))
+        if self.config.strategy == "replace_k":
+            return [j for j in range(G) if totals[j] > self.config.collapse_threshold][:self.config.k]
+        return list(range(max(1, round(self.config.mixed_share * G))))
 
     def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
         """Token ids of the response prefix: what the hinted prompt adds to the original one."""

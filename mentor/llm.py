@@ -90,13 +90,14 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
     """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
 
     The answer must match `schema` (also the prompt's `{json_schema}` and, while `structured` is on, the constraint
-    sent with the request), then pass `validate`. `max_tokens` defaults to the schema's token budget.
+    sent with the request), then pass `validate`. The request asks for `max_tokens`, never fewer than the schema's
+    token budget, so that a constrained answer always closes its JSON.
     Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
     the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
     Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted."""
     schema = schema or {"type": "object", "properties": {}}
     structured = structured or StructuredOutput(False)
-    max_tokens = max_tokens or token_budget(schema)
+    max_tokens = max(max_tokens or 0, token_budget(schema))
     messages = load_prompt(prompts_dir, task, node).format_messages(
         **variables, json_schema=json.dumps({k: v for k, v in schema.items() if k != "title"}))
     error: Exception | None = None

@@ -13,7 +13,7 @@ from mentor.tasks import arithmetic
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "reliance",
-              "per_error_class", "mentor_s", "sample_s"}
+              "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s"}
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +46,7 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
         assert 0 <= entry["rescue_rate"] <= 1 and 0 <= entry["mean_reward"] <= 1
         assert sum(c["groups"] for c in entry["per_error_class"].values()) == groups
         assert entry["mentor_s"] >= 0 and entry["sample_s"] > 0
+        assert entry["diagnosis_accuracy"] is None, name  # no attempt carries an annotated first wrong step
     none, lib3, mentor = (report["configs"][n] for n in ("none", "lib3", "mentor"))
     assert none["hint_tokens"] == 0 and none["reliance"] is None
     assert lib3["hint_tokens"] == 3.0  # 3 digits, one char-level token each
@@ -62,6 +63,7 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
         assert f"<th>{name}</th>" in page
     for error_class in lib3["per_error_class"]:
         assert f"<h3>{error_class} (" in page
+    assert "Diagnosis accuracy" not in page
 
 
 def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
@@ -186,3 +188,130 @@ def test_a_save_pretrained_directory_is_a_policy_and_a_folder_without_a_model_is
     assert run(failures, "--policy", tmp_path, "-o", tmp_path / "r2.json") == 2
     err = capsys.readouterr().err
     assert f"--policy {tmp_path}: " in err and "no config.json" in err
+
+
+# --- diagnosis accuracy against CHAMP's annotated first wrong steps -----------------------------------
+
+def test_champ_annotations_are_read_as_failures_with_their_first_wrong_step():
+    """The shipped v0.json: 540 annotated solutions (2 a problem), 96 marked correct; each kept one is a group of one
+    attempt the verifier scores 0, whose annotated step is the step of split_steps(completion) where the span starts."""
+    from mentor.data.champ import annotated_failure_rows, champ_path
+    from mentor.mathtext.steps import split_steps
+    from mentor.tasks import get_task
+
+    rows, counts = annotated_failure_rows()
+    assert counts["annotated"] == 540 and counts["no_mistake"] == 96
+    assert len(rows) + counts["right_answer"] == 540 - 96 and 0 < counts["right_answer"] < 100
+    raw = json.loads(champ_path().read_text())["problems"]
+    math, at_line_start = get_task("math"), 0
+    for row in rows:
+        pid, model, setting = row["problem_id"].split("|")
+        annotation = raw[pid]["fws_annotations"][f"{model}|{setting}"]
+        (attempt,) = row["attempts"]
+        assert attempt["completion"] == annotation["text"] and attempt["reward"] == 0.0
+        assert math.score(attempt["completion"], row["reference"]) == 0.0
+        steps, step = split_steps(attempt["completion"]), attempt["annotated_first_wrong_step"]
+        assert 1 <= step <= len(steps)
+        span = annotation["text"][annotation["start_idx"]:annotation["end_idx"]].strip().split("\n")[0]
+        start = annotation["start_idx"]
+        if start == 0 or annotation["text"][start - 1] == "\n":  # a span from a line's start: that line's step
+            at_line_start += 1
+            assert steps[step - 1][:30] == span[:30], row["problem_id"]
+    assert at_line_start > 200
+    first = next(r for r in rows if r["problem_id"] == "P_Combinatorics_1|GPT-3.5|No C w/o H")
+    assert first["attempts"][0]["annotated_first_wrong_step"] == 5  # "If the last digit is 1, ... f(n-2)."
+    assert split_steps(first["attempts"][0]["completion"])[4].startswith("If the last digit is 1")
+
+
+def test_step_at_numbers_lines_or_sentences_from_1():
+    from mentor.data.champ import step_at
+
+    text = "First line.\n\n  Second line, then\nthird = 3."
+    assert [step_at(text, text.index(w)) for w in ("First", "Second", "then", "third")] == [1, 2, 2, 3]
+    one_line = "We start. Then x = 2. So y = 4."
+    assert [step_at(one_line, one_line.index(w)) for w in ("start", "Then", "So")] == [1, 2, 3]
+
+
+def test_the_champ_command_writes_the_file_and_refuses_bad_input(tmp_path, capsys):
+    from mentor.data.champ import champ_path, main as champ_main
+
+    out = tmp_path / "champ.jsonl"
+    assert champ_main(["-o", str(out), "--limit", "3"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 3 and all("annotated_first_wrong_step" in r["attempts"][0] for r in rows)
+    assert "96 are marked correct" in capsys.readouterr().out
+    not_champ = tmp_path / "v0.json"
+    not_champ.write_text('{"problems": []}')
+    assert champ_main(["-o", str(out), "--champ", str(not_champ)]) == 2
+    assert f"{not_champ}: not CHAMP's v0.json" in capsys.readouterr().err
+    bad = json.loads(champ_path().read_text())
+    pid = next(iter(bad["problems"]))
+    setting = next(iter(bad["problems"][pid]["fws_annotations"]))
+    bad["problems"][pid]["fws_annotations"][setting]["start_idx"] = -4
+    not_champ.write_text(json.dumps(bad))
+    assert champ_main(["-o", str(out), "--champ", str(not_champ)]) == 2
+    assert f"problems.{pid}.fws_annotations[{setting!r}]: start_idx -4" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        champ_main(["-o", str(out), "--limit", "0"])
+    assert "--limit 0: must be at least 1" in capsys.readouterr().err
+
+
+def test_diagnosis_accuracy_counts_exact_within_1_and_misses_per_annotated_attempt():
+    from mentor.evaluation import diagnosis_accuracy
+
+    # Group steps 3, 5, None, 2 against attempts annotated [3], [7, 4], [2], [None, 1]: the pairs (3, 3) exact,
+    # (5, 7) a miss, (5, 4) within 1, (None, 2) a miss (no step names nothing), (2, 1) within 1; (2, None) unscored.
+    got = diagnosis_accuracy([3, 5, None, 2], [[3], [7, 4], [2], [None, 1]])
+    assert got == {"attempts": 5, "exact": pytest.approx(1 / 5), "within_1": pytest.approx(3 / 5)}
+    assert diagnosis_accuracy([3, 4], [[None], [None, None]]) is None
+    assert diagnosis_accuracy([3], None) is None
+
+
+@pytest.fixture(scope="module")
+def champ_failures(tmp_path_factory) -> Path:
+    from mentor.data.champ import main as champ_main
+
+    path = tmp_path_factory.mktemp("champ") / "champ.jsonl"
+    assert champ_main(["-o", str(path), "--limit", "6"]) == 0
+    return path
+
+
+def test_the_report_scores_each_configs_analyst_against_the_annotations(champ_failures, tmp_path):
+    """Rules, the verifier's own step and the two trivial baselines on 6 annotated CHAMP failures (the lab policy
+    samples once: only the diagnosis figures matter here, and they do not depend on the policy). The baselines'
+    shares are those the annotations give by hand; `none` has no analyst."""
+    from mentor.mathtext.steps import split_steps
+
+    rows = [json.loads(line) for line in champ_failures.read_text().splitlines()]
+    gold = [r["attempts"][0]["annotated_first_wrong_step"] for r in rows]
+    last = [len(split_steps(r["attempts"][0]["completion"])) for r in rows]
+    out, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert run(champ_failures, "--policy", "lab", "--samples", 1, "-o", out, "--html", html,
+               "--config", f"first_step={CONFIGS / 'champ_first_step.yaml'}",
+               "--config", f"last_step={CONFIGS / 'champ_last_step.yaml'}",
+               "--config", f"verifier_step={CONFIGS / 'champ_verifier_step.yaml'}",
+               "--config", f"rules={CONFIGS / 'champ_rules.yaml'}") == 0
+    configs = json.loads(out.read_text())["configs"]
+    assert configs["none"]["diagnosis_accuracy"] is None
+    for name in ("first_step", "last_step", "verifier_step", "rules"):
+        assert set(configs[name]) == ENTRY_KEYS and configs[name]["diagnosis_accuracy"]["attempts"] == 6, name
+    assert configs["first_step"]["diagnosis_accuracy"] == {
+        "attempts": 6, "exact": pytest.approx(sum(g == 1 for g in gold) / 6),
+        "within_1": pytest.approx(sum(g <= 2 for g in gold) / 6)}
+    assert configs["last_step"]["diagnosis_accuracy"]["exact"] == pytest.approx(
+        sum(g == n for g, n in zip(gold, last)) / 6)
+    assert configs["first_step"]["withheld"] == 6 and configs["first_step"]["hint_tokens"] == 0
+    rules = configs["rules"]["diagnosis_accuracy"]
+    assert 0 <= rules["exact"] <= rules["within_1"] <= 1
+    page = html.read_text()
+    assert "<h2>Diagnosis accuracy</h2>" in page and "<th>last_step</th><td>6</td>" in page
+
+
+def test_a_bad_annotation_is_an_error_naming_the_line_and_field(champ_failures, tmp_path, capsys):
+    row = json.loads(champ_failures.read_text().splitlines()[0])
+    row["attempts"][0]["annotated_first_wrong_step"] = "step 3"
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    assert run(path, "--policy", "lab", "-o", tmp_path / "r.json") == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: attempts[0].annotated_first_wrong_step must be a step number" in err

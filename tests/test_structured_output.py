@@ -74,9 +74,9 @@ def test_the_schema_goes_out_as_response_format_with_each_nodes_budget(openai_se
 
 
 def test_llm_max_tokens_overrides_every_nodes_budget_and_structured_output_false_sends_no_schema(openai_server):
-    [result] = MentorRuntime(config(openai_server, max_tokens=77, structured_output=False)).run([group()])
+    [result] = MentorRuntime(config(openai_server, max_tokens=200, structured_output=False)).run([group()])
     assert result.fallbacks == []
-    assert {r.body["max_completion_tokens"] for r in openai_server.requests} == {77}
+    assert {r.body["max_completion_tokens"] for r in openai_server.requests} == {200}
     assert set(map(str, sent_formats(openai_server))) == {"None"}
 
 
@@ -177,8 +177,132 @@ def test_fit_schema_shrinks_text_fields_to_llm_max_tokens_so_a_constrained_answe
     from mentor.schemas import fit_schema
 
     schema = node_schema("hint_composer", TAXONOMY, 3)
-    small = fit_schema(schema, 32)
-    assert token_budget(small) <= 32 < token_budget(schema)
+    small = fit_schema(schema, 64)
+    assert token_budget(small) <= 64 < token_budget(schema)
     assert small["properties"]["hint"]["maxLength"] < schema["properties"]["hint"]["maxLength"]
     assert schema["properties"]["hint"]["maxLength"] == 400  # the node's own schema is left as it was
     assert fit_schema(schema, 10_000) == schema
+
+
+@pytest.fixture(scope="module")
+def smollm2_vocab():
+    """xgrammar's view of the real SmolLM2 tokenizer, and each token's rank for the worst-case decoder below:
+    special tokens and the end last, then tokens holding a closing quote, bracket or brace, then longer ones."""
+    import torch
+    import xgrammar as xgr
+    from transformers import AutoTokenizer
+
+    from mentor.models import resolve
+
+    info = xgr.TokenizerInfo.from_huggingface(AutoTokenizer.from_pretrained(
+        resolve("HuggingFaceTB/SmolLM2-135M-Instruct")))
+    vocab = info.decoded_vocab
+    length = torch.tensor([len(v) for v in vocab])
+    closing = torch.tensor([any(c in v for c in (b'"', b"}", b"]")) for v in vocab])
+    rank = closing.long() * 10**8 + length * 10**5 + torch.arange(len(vocab))  # ties by id
+    rank[length == 0] = rank[info.stop_token_ids] = 10**9
+    return info, xgr.GrammarCompiler(info), rank
+
+
+def longest_constrained_answer(schema: dict, smollm2_vocab) -> tuple[str, int]:
+    """What xgrammar lets a decoder write under `schema` with the real SmolLM2 tokenizer, when the decoder picks
+    the worst ASCII it can at each token: one character at a time, never a closing quote, bracket or brace while
+    anything else is allowed (free text to its limit, digits while the grammar takes more). Returns the answer and
+    its tokens with the end-of-sequence token, or stops one token past the budget."""
+    import torch
+    import xgrammar as xgr
+
+    info, compiler, rank = smollm2_vocab
+    matcher = xgr.GrammarMatcher(compiler.compile_json_schema(json.dumps(schema), any_whitespace=False))
+    bitmask = xgr.allocate_token_bitmask(1, info.vocab_size)
+    text, tokens = b"", 0
+    while not matcher.is_terminated() and tokens <= token_budget(schema):
+        matcher.fill_next_token_bitmask(bitmask)
+        allowed = ((bitmask[0].unsqueeze(1) >> torch.arange(32)) & 1).flatten()[:len(rank)].bool()
+        token = int(torch.where(allowed, rank, 10**10).argmin())
+        assert matcher.accept_token(token)
+        text += b"" if token in info.stop_token_ids else info.decoded_vocab[token]
+        tokens += 1
+    return text.decode(), tokens
+
+
+@pytest.mark.parametrize("max_tokens", [64, 16])  # short text: a 300-character walk outlasts a loaded machine
+@pytest.mark.parametrize("node", NODES)
+def test_a_decoder_writing_the_longest_answer_its_grammar_allows_still_closes_within_the_budget(node, max_tokens,
+                                                                                                 smollm2_vocab):
+    # The recorded 31/32: the analyst wrote "1.0.0.1.1.1.1..." a token a character, past a 3-characters-a-token cap.
+    from mentor.schemas import fit_schema
+
+    schema = node_schema(node, get_task("math").taxonomy, 3)
+    schema = fit_schema(schema, max_tokens) if max_tokens else schema
+    text, tokens = longest_constrained_answer(schema, smollm2_vocab)
+    assert tokens <= token_budget(schema), (tokens, token_budget(schema), text)
+    assert violations(json.loads(text), schema) == []  # what the grammar allows, the validation accepts
+    if max_tokens == 64:
+        assert token_budget(schema) <= 64 or node == "error_classifier"  # its fixed class names alone need more
+
+
+def test_the_step_is_bounded_in_the_validation_as_in_the_grammar():
+    rca = node_schema("root_cause_analyst", TAXONOMY, 2)
+    assert violations({"root_cause": "the carry", "first_error_step": 999}, rca) == []
+    assert violations({"root_cause": "r", "first_error_step": 1000}, rca) == ["answer.first_error_step is 1000, "
+                                                                              "which matches none of ['integer', 'null']"]
+    assert len(violations({"root_cause": "r", "first_error_step": 0}, rca)) == 1
+
+
+def test_a_request_asks_for_at_least_its_schemas_budget_when_llm_max_tokens_is_below_it(openai_server):
+    from mentor.schemas import fit_schema
+
+    def short_answers(req) -> Reply:  # answers that fit the cut schema, so structured output stays on
+        answer = canned_answer(req.node, req.text)
+        return Reply(content={k: v[:8] if isinstance(v, str) else v for k, v in answer.items()})
+
+    openai_server.behaviour = short_answers
+    runtime = MentorRuntime(config(openai_server, max_tokens=16))
+    runtime.run([group()])
+    assert runtime.structured.enabled and openai_server.count() >= 4
+    for request in openai_server.requests:
+        fitted = fit_schema(node_schema(request.node, TAXONOMY, 3), 16)
+        assert request.body["response_format"]["json_schema"]["schema"] == fitted
+        assert request.body["max_completion_tokens"] == token_budget(fitted) > 16
+
+
+def rejecting_response_format(req) -> Reply:
+    if "response_format" in req.body:
+        return Reply(status=400, raw_body=b'{"error": {"message": "unsupported field: response_format"}}')
+    return Reply()
+
+
+def test_structured_output_fallbacks_are_a_training_metric_per_step(tmp_path, openai_server):
+    from mentor import Mentor
+    from tiny_grpo import RecordingReward, make_trainer
+
+    openai_server.behaviour = rejecting_response_format
+    trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
+    Mentor.from_config({"nodes": {"hint_composer": "llm"}, "llm": {
+        "provider": "openai", "model": "m", "base_url": openai_server.base_url, "max_retries": 0}}).attach(trainer)
+    with pytest.warns(UserWarning, match="rejected response_format"):
+        trainer.train()
+    logs = [log for log in trainer.state.log_history if "mentor/interventions" in log]
+    rejected = sum("response_format" in r.body for r in openai_server.requests)  # those in flight before the warning
+    assert rejected >= 1 and [log["mentor/structured_output_fallbacks"] for log in logs] == [rejected, 0]
+    assert logs[0]["mentor/interventions"] > 0 and logs[0]["mentor/llm_fallbacks"] == 0
+
+
+def test_mentor_diagnose_prints_the_structured_output_fallbacks(tmp_path, openai_server, capsys):
+    import yaml
+
+    from mentor.cli import main
+    from failed_groups import ARITHMETIC
+
+    openai_server.behaviour = rejecting_response_format
+    (tmp_path / "failures.jsonl").write_text(json.dumps(ARITHMETIC) + "\n")
+    (tmp_path / "mentor.yaml").write_text(yaml.safe_dump({"nodes": {n: "llm" for n in NODES}, "llm": {
+        "provider": "openai", "model": "m", "base_url": openai_server.base_url, "max_retries": 0}}))
+    with pytest.warns(UserWarning, match="rejected response_format"):
+        assert main(["diagnose", str(tmp_path / "failures.jsonl"), "-o", str(tmp_path / "out.jsonl"),
+                     "--config", str(tmp_path / "mentor.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "structured-output fallbacks: 1 request(s) found it unusable; structured output off (the server " \
+           "rejected response_format" in out
+    assert "llm fallbacks: 0" in out

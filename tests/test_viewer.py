@@ -452,7 +452,8 @@ def test_a_run_without_interventions_yet_loads_cleanly(browser, graph, tmp_path)
     browser.wait_for("window.mentorReady")
     assert browser.problems() == []
     assert browser.js("document.getElementById('count').textContent") == "0 of 0 interventions"
-    assert browser.js("document.querySelectorAll('figure.plot').length") == 5
+    assert browser.js("document.querySelectorAll('figure.plot').length") == 7
+    assert browser.js("document.querySelectorAll('[data-plot=graduated] .empty, [data-plot=reliance] .empty').length") == 2
 
 
 def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
@@ -491,3 +492,51 @@ def test_serve_refreshes_as_new_traces_land(browser, server, live_store, store):
     assert len(marks(browser, "collapse")) == 6
     assert browser.js("document.getElementById('live').textContent").startswith("live")
     assert browser.problems() == []
+
+
+@pytest.fixture(scope="module")
+def metrics_run(tmp_path_factory, graph):
+    """Three GRPO steps on two problems with `reliance_every: 2`: one problem is hinted at step 0, earns reward
+    unhinted at step 1 (it graduates) and is hinted again at step 2; the other always earns reward unhinted."""
+    from tiny_grpo import ScheduledReward, make_trainer
+
+    from mentor import Mentor
+    from mentor.lab.data import make_dataset
+    from mentor.traces import TraceStore
+    from mentor.viewer import build_html
+
+    path = tmp_path_factory.mktemp("metrics")
+    dataset = make_dataset("hard", 2, seed=0)
+    hinted_one, solved = dataset["problem_id"]
+    trainer = make_trainer(path, ScheduledReward({hinted_one: {1}, solved: {0, 1, 2}}), max_steps=3, dataset=dataset)
+    Mentor.from_config({"reliance_every": 2}).attach(trainer)
+    trainer.train()
+    store = TraceStore(path, readonly=True)
+    page = path / "traces.html"
+    page.write_text(build_html(store.interventions_json(), store.steps(), graph, source="run"), encoding="utf-8")
+    steps = store.steps()
+    store.close()
+    return page.as_uri(), steps
+
+
+def test_the_page_shows_graduation_and_hint_reliance_per_step(browser, metrics_run):
+    uri, steps = metrics_run
+    assert [s["mentor/graduated"] for s in steps] == [0, 1, 0]
+    reliance = [s["mentor/reliance"] for s in steps if "mentor/reliance" in s]
+    assert [s["step"] for s in steps if "mentor/reliance" in s] == [0, 2]
+    # While the run trained, an earlier test's live page may have kept polling its server; a blank page first
+    # reads those messages, so that they are not taken for this page's.
+    browser.navigate("about:blank")
+    browser.navigate(uri)
+    browser.wait_for("window.mentorReady")
+    assert browser.problems() == []
+    assert marks(browser, "graduated") == [0, 1, 0] + [0, 1, 1]  # this step's, then the run's
+    assert marks(browser, "reliance") == pytest.approx(reliance, abs=1e-12)
+    cards = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('#cards .card'))"
+                       ".map(c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent]))")
+    assert cards["graduated"] == "1"
+    assert float(cards["hint reliance"]) == pytest.approx(sum(reliance) / len(reliance), rel=0.05)  # 2 digits
+    # Both values show on hover, the reliance's with its sign.
+    titles = browser.js("Array.from(document.querySelectorAll('[data-plot=reliance] svg .mark title'))"
+                        ".map(t => t.textContent)")
+    assert len(titles) == 2 and all(t.startswith("reliance · step ") for t in titles)

@@ -45,3 +45,17 @@ def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, **ove
     dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
     return GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
                        processing_class=tokenizer)
+
+
+class ScheduledReward(RecordingReward):
+    """Pays even hinted rows, and the even unhinted rows of problem `p` at the global steps `solved[p]` holds."""
+
+    def __init__(self, solved: dict[str, set[int]]):
+        super().__init__()
+        self.solved = solved
+
+    def __call__(self, prompts, completions, answer, problem_id, trainer_state, mentor_hint=None, **kwargs):
+        hinted = super().__call__(prompts, completions, answer, mentor_hint, **kwargs)
+        step = trainer_state.global_step
+        return [1.0 if paid or (i % 2 == 0 and step in self.solved.get(pid, ())) else 0.0
+                for i, (paid, pid) in enumerate(zip(hinted, problem_id))]

@@ -1,14 +1,23 @@
 """CHAMP (competition math with step solutions and human hints), read offline from the `champ-dataset`
-package's shipped `dataset_files/v0.json` (270 problems, 456 hints, 89 concepts; MIT licence)."""
+package's shipped `dataset_files/v0.json` (270 problems, 456 hints, 89 concepts; MIT licence).
+
+`python -m mentor.data.champ -o FILE` writes CHAMP's annotated wrong model solutions as a `mentor diagnose` /
+`mentor eval` failures file: one group per solution, its attempt carrying `annotated_first_wrong_step` (see
+`annotated_failure_rows`).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from mentor.evaluation import ANNOTATED_STEP
+from mentor.mathtext.steps import split_steps
 from mentor.types import InputError
 
 PROMPT_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
@@ -92,3 +101,104 @@ def load_champ(path: str | Path | None = None) -> list[dict[str, Any]]:
         `hints` (human-written hints) and `concepts` (the concepts the problem uses).
     """
     return [dict(r) for r in _load(str(path or champ_path()))]
+
+
+def step_at(text: str, offset: int) -> int:
+    """The 1-based step of `text` (its steps as `mentor.mathtext.steps.split_steps` makes them, the math verifier's and the
+    analyst's splitting) that holds character `offset`: the last step starting at or before it."""
+    pos, number = 0, 1
+    for i, step in enumerate(split_steps(text)):
+        start = text.find(step, pos)
+        if start > offset:
+            break
+        number, pos = i + 1, start + len(step)
+    return number
+
+
+def annotated_step(pid: str, setting: str, annotation: Any) -> int | None:
+    """The first wrong step of one of CHAMP's `fws_annotations` (a span of the model's `text`, `start_idx` to
+    `end_idx`, or both null for "no mistake"), as `step_at` numbers it from the span's first non-blank character;
+    None for "no mistake". A malformed annotation is an InputError naming it."""
+    where = f"problems.{pid}.fws_annotations[{setting!r}]"
+    if not isinstance(annotation, dict) or not isinstance(annotation.get("text"), str):
+        raise InputError(f"{where}: needs a string 'text' (the model's solution); is this CHAMP's v0.json?")
+    text, start, end = annotation["text"], annotation.get("start_idx"), annotation.get("end_idx")
+    if start is None and end is None:
+        return None
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)):
+        raise InputError(f"{where}: start_idx {start!r} and end_idx {end!r} must both be null or offsets into its "
+                         f"text with 0 <= start_idx < end_idx <= {len(text)}")
+    span = text[start:end]
+    return step_at(text, start + len(span) - len(span.lstrip()))
+
+
+def annotated_failure_rows(path: str | Path | None = None) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """CHAMP's model solutions that people marked wrong and whose final answer the math verifier also scores 0, as
+    failed groups (`mentor diagnose` rows), one solution each; and counts of the annotated solutions left out.
+
+    CHAMP annotates two solutions per problem, one model per problem (GPT-3.5, GPT-4, GPT-4 Turbo or PaLM 2
+    Medium), in two prompt settings: `No C w/o H` (the bare problem) and `Direct C w/ H` (with its concepts and
+    hints). Each row's `problem_id` is `<CHAMP id>|<model>|<setting>`, its prompt the CHAMP prompt, its reference the
+    answer, aliases, worked solution and concepts, and its one attempt `{"completion": <the model's text>,
+    "reward": 0.0, "annotated_first_wrong_step": <step>}` (see `annotated_step`).
+
+    Returns:
+        the rows, and `{"annotated": all annotations, "no_mistake": marked correct, "right_answer": marked wrong
+        but with a final answer the verifier accepts (the mentor never sees those as failures)}`.
+    """
+    from mentor.tasks import get_task
+
+    source = str(path or champ_path())
+    try:
+        problems = json.loads(Path(source).read_text(encoding="utf-8"))["problems"]
+        rows = {r["problem_id"]: r for r in _load(source)}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{source}: not CHAMP's v0.json ({type(e).__name__}: {str(e)[:200]}); give the file "
+                         f"champ-dataset ships (the default)") from None
+    task, out, counts = get_task("math"), [], {"annotated": 0, "no_mistake": 0, "right_answer": 0}
+    for pid, problem in problems.items():
+        row = rows[pid]
+        reference = {"answer": row["answer"], "answer_aliases": row["answer_aliases"], "solution": row["solution"],
+                     "concepts": row["concepts"]}
+        for setting, annotation in (problem.get("fws_annotations") or {}).items():
+            counts["annotated"] += 1
+            step = annotated_step(pid, setting, annotation)
+            if step is None:
+                counts["no_mistake"] += 1
+            elif task.score(annotation["text"], reference) > 0:
+                counts["right_answer"] += 1
+            else:
+                out.append({"problem_id": f"{pid}|{setting}", "task": "math", "prompt": row["prompt"],
+                            "reference": reference,
+                            "attempts": [{"completion": annotation["text"], "reward": 0.0, ANNOTATED_STEP: step}]})
+    return out, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mentor.data.champ", description=annotated_failure_rows.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--output", required=True, help="the failures .jsonl file to write")
+    ap.add_argument("--champ", help="CHAMP's v0.json (default: the copy champ-dataset ships)")
+    ap.add_argument("--limit", type=int, help="keep the first N groups (file order: CHAMP's problem order)")
+    args = ap.parse_args(argv)
+    if args.limit is not None and args.limit < 1:
+        ap.error(f"--limit {args.limit}: must be at least 1")
+    out = Path(args.output)
+    if out.is_dir():
+        ap.error(f"-o {out} is a folder; give a file path, e.g. {out / 'champ_failures.jsonl'}")
+    try:
+        rows, counts = annotated_failure_rows(args.champ)
+    except InputError as e:
+        print(f"python -m mentor.data.champ: error: {e}", file=sys.stderr)
+        return 2
+    rows = rows[:args.limit]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"wrote {len(rows)} groups to {out}: of CHAMP's {counts['annotated']} annotated model solutions, "
+          f"{counts['no_mistake']} are marked correct and {counts['right_answer']} marked wrong have an answer the "
+          f"verifier accepts; both left out")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,6 +55,8 @@
     if (Number.isInteger(x)) return String(x);
     return x.toFixed(digits === undefined ? 3 : digits);
   }
+  function count(x) { return fmtNum(Math.round(x * 100) / 100, 2); }  // an axis tick of counts
+  function signif(x) { return isNum(x) ? String(Number(x.toPrecision(2))) : '-'; }
   function pct(x) { return isNum(x) ? Math.round(100 * x) + '%' : '-'; }
   function ms(seconds) { return isNum(seconds) ? (1000 * seconds).toFixed(seconds < 0.01 ? 2 : 1) + ' ms' : '-'; }
   function json(x) { try { return JSON.stringify(x, null, 2); } catch (e) { return String(x); } }
@@ -132,12 +134,13 @@
 
   var W = 360, H = 190, M = { l: 38, r: 10, t: 10, b: 28 };
 
-  function axes(svg, xs, yMax, yFmt) {
-    var iw = W - M.l - M.r, ih = H - M.t - M.b;
+  // The y axis runs from yMin (default 0) to yMax.
+  function axes(svg, xs, yMax, yFmt, yMin) {
+    var iw = W - M.l - M.r, ih = H - M.t - M.b, lo = yMin || 0;
     for (var i = 0; i <= 4; i++) {
       var y = M.t + ih - ih * i / 4;
       svg.appendChild(s('line', { class: 'grid', x1: M.l, x2: W - M.r, y1: y, y2: y }));
-      svg.appendChild(s('text', { class: 'tick', x: M.l - 4, y: y + 3, 'text-anchor': 'end', text: yFmt(yMax * i / 4) }));
+      svg.appendChild(s('text', { class: 'tick', x: M.l - 4, y: y + 3, 'text-anchor': 'end', text: yFmt(lo + (yMax - lo) * i / 4) }));
     }
     svg.appendChild(s('line', { class: 'axis', x1: M.l, x2: W - M.r, y1: M.t + ih, y2: M.t + ih }));
     svg.appendChild(s('line', { class: 'axis', x1: M.l, x2: M.l, y1: M.t, y2: M.t + ih }));
@@ -161,7 +164,7 @@
     var iw = W - M.l - M.r, ih = H - M.t - M.b, slot = iw / Math.max(labels.length, 1);
     var bw = Math.max(0.5, slot * 0.8 / series.length);
     var xs = labels.map(function (l, i) { return { label: String(l), px: M.l + slot * (i + 0.5) }; });
-    axes(svg, xs, yMax, opts.yFmt || function (v) { return fmtNum(Math.round(v * 100) / 100, 2); });
+    axes(svg, xs, yMax, opts.yFmt || count);
     series.forEach(function (sr, k) {
       sr.values.forEach(function (v, i) {
         var bh = ih * (isNum(v) ? v : 0) / yMax;
@@ -174,17 +177,17 @@
     return svg;
   }
 
-  // Lines over numeric x (steps); y in [0, yMax].
+  // Lines over numeric x (steps); y in [yMin, yMax] (default [0, 1]).
   function lineChart(xsRaw, series, opts) {
     opts = opts || {};
     var svg = s('svg', { viewBox: '0 0 ' + W + ' ' + H, role: 'img' });
-    var yMax = opts.yMax || 1;
+    var yMax = opts.yMax || 1, yMin = opts.yMin || 0, yFmt = opts.yFmt || pct;
     var iw = W - M.l - M.r, ih = H - M.t - M.b;
     var lo = Math.min.apply(null, xsRaw), hi = Math.max.apply(null, xsRaw);
     var span = hi > lo ? hi - lo : 1;
     function px(x) { return xsRaw.length === 1 ? M.l + iw / 2 : M.l + iw * (x - lo) / span; }
-    function py(y) { return M.t + ih - ih * Math.max(0, Math.min(yMax, y)) / yMax; }
-    axes(svg, xsRaw.map(function (x) { return { label: String(x), px: px(x) }; }), yMax, opts.yFmt || pct);
+    function py(y) { return M.t + ih - ih * (Math.max(yMin, Math.min(yMax, y)) - yMin) / (yMax - yMin); }
+    axes(svg, xsRaw.map(function (x) { return { label: String(x), px: px(x) }; }), yMax, yFmt, yMin);
     series.forEach(function (sr, k) {
       var d = '', pts = [];
       xsRaw.forEach(function (x, i) {
@@ -198,7 +201,7 @@
       if (pts.length <= 300) {
         pts.forEach(function (p) {
           svg.appendChild(s('circle', { class: 'mark ' + cls, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: 2.5, 'data-value': p[1] },
-            s('title', { text: sr.name + ' · step ' + p[0] + ': ' + pct(p[1]) })));
+            s('title', { text: sr.name + ' · step ' + p[0] + ': ' + yFmt(p[1]) })));
         });
       } else {
         svg.lastChild.setAttribute('class', 'line mark ' + cls);
@@ -219,6 +222,17 @@
     cards.appendChild(card('llm fallbacks', String(st.fallbacks)));
     cards.appendChild(card('failed runs', String(st.errors)));
     cards.appendChild(card('steps', String(steps.length || st.stepMap.size)));
+    var graduation = steps.filter(function (x) { return isNum(x['mentor/graduated_total']); });
+    if (graduation.length) {
+      cards.appendChild(card('graduated', String(graduation[graduation.length - 1]['mentor/graduated_total']),
+                             'problems hinted at an earlier step whose group later earned reward without a hint, over the run'));
+    }
+    var reliance = steps.filter(function (x) { return isNum(x['mentor/reliance']); });
+    var relyValues = reliance.map(function (x) { return x['mentor/reliance']; });
+    if (reliance.length) {
+      cards.appendChild(card('hint reliance', signif(relyValues.reduce(function (a, b) { return a + b; }, 0) / relyValues.length),
+                             'mean over ' + relyValues.length + ' step(s) of mentor/reliance: log p(y|x) - log p(y|x+hint) per token, over the correct hinted rows'));
+    }
 
     var plots = clear($('plots'));
     var stepKeys = Array.from(st.stepMap.keys()).sort(function (a, b) { return a - b; });
@@ -256,6 +270,24 @@
             { name: 'leaks blocked', cls: 1, values: stepKeys.map(function (k) { return st.stepMap.get(k).leaks; }) },
             { name: 'withheld', cls: 2, values: stepKeys.map(function (k) { return st.stepMap.get(k).withheld; }) }])
         : barChart(['all'], [{ name: 'leaks blocked', cls: 1, values: [st.leaks] }, { name: 'withheld', cls: 2, values: [st.withheld] }])));
+    plots.appendChild(figure('graduated', 'Graduated problems: per step, and over the run',
+      [{ name: 'this step', cls: 3 }, { name: 'over the run', cls: 0 }], graduation.length
+        ? lineChart(graduation.map(function (x) { return x.step; }), [
+            { name: 'this step', cls: 3, values: graduation.map(function (x) { return x['mentor/graduated']; }) },
+            { name: 'over the run', cls: 0, values: graduation.map(function (x) { return x['mentor/graduated_total']; }) }],
+            { yMax: niceMax(Math.max.apply(null, graduation.map(function (x) { return x['mentor/graduated_total']; }))),
+              yFmt: count })
+        : empty('no graduation metrics in this file')));
+
+    // The axis spans 0 and every value, with a margin: reliance has either sign.
+    var relyLo = Math.min.apply(null, [0].concat(relyValues)), relyHi = Math.max.apply(null, [0].concat(relyValues));
+    var relyPad = 0.1 * (relyHi - relyLo || 1);
+    plots.appendChild(figure('reliance', 'Hint reliance per step, per token (below 0: the hint helps)',
+      null, reliance.length
+        ? lineChart(reliance.map(function (x) { return x.step; }),
+            [{ name: 'reliance', cls: 2, values: relyValues }],
+            { yMin: relyLo - relyPad, yMax: relyHi + relyPad, yFmt: signif })
+        : empty('no reliance in this file (off unless the mentor config sets reliance_every)')));
     renderGraph(st);
   }
 

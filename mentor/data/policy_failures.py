@@ -1,0 +1,105 @@
+"""`python -m mentor.data.policy_failures -o FILE --policy POLICY --family sum`: a chat policy's own failures on an
+easy arithmetic family (`mentor.data.easy_arithmetic`), as a `mentor diagnose` / `mentor eval` input file.
+
+The policy samples G attempts per problem exactly as `mentor eval` samples (its chat template, batches and seed);
+the collapsed groups are kept (`--all`: every group). Each reference holds three static hint libraries, Scaf-GRPO's
+tiers, chosen per config by `columns: {hint: FIELD}`: `knowledge` (the method, no number of this problem), `plan`
+(the steps without their results) and `partial` (the longest run of the worked solution's first steps, never its
+last, that passes the leakage check). Each tier goes through the math task's leakage check with the problem as
+context; a tier that leaks is left out of the reference (that library withholds the group) and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+from mentor.data.easy_arithmetic import FAMILIES, make_rows
+from mentor.leakage import check_leak
+from mentor.mathtext.steps import split_steps
+
+TIERS = ("knowledge", "plan", "partial")
+
+
+def leaks(text: str, reference: dict, problem: str) -> bool:
+    return check_leak(text, reference, "math", problem=problem).leaked
+
+
+def partial_solution(reference: dict, problem: str) -> str | None:
+    """The longest leading run of the worked solution's steps, never its last, that passes the leakage check; None
+    when even the first step leaks."""
+    steps = split_steps(reference["solution"])
+    shown = (" ".join(steps[:k]) for k in range(len(steps) - 1, 0, -1))
+    return next((text for text in shown if not leaks(text, reference, problem)), None)
+
+
+def reference_with_tiers(row: dict, problem: str) -> tuple[dict, list[str]]:
+    """The row's math reference with each tier that passes the leakage check, and the names of those that leak."""
+    # `concepts` is the math task's own tier-1 field: the mentor's rules hint from the knowledge the library gives
+    reference = {"answer": row["answer"], "solution": row["solution"], "operands": row["operands"],
+                 "concepts": [row["knowledge"]]}
+    drafts = {"knowledge": row["knowledge"], "plan": row["plan"], "partial": partial_solution(reference, problem)}
+    leaked = [name for name, text in drafts.items() if text is None or leaks(text, reference, problem)]
+    return {**reference, **{k: v for k, v in drafts.items() if k not in leaked}}, leaked
+
+
+def failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperature: float = 1.0,
+                 max_new_tokens: int = 48, seed: int = 0, keep_all: bool = False) -> tuple[list[dict], Counter]:
+    """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
+    `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""
+    from mentor.evaluation import group_inputs, load_policy, sample
+    from mentor.tasks import get_task
+    from mentor.types import FailedGroup
+
+    policy, task = load_policy(policy_name), get_task("math")
+    problems = [r["prompt"][0]["content"] for r in rows]
+    refs = [reference_with_tiers(r, p) for r, p in zip(rows, problems)]
+    inputs = [group_inputs(policy, FailedGroup(r["problem_id"], "math", p, ref, []), None, "prompt")
+              for r, p, (ref, _) in zip(rows, problems, refs)]
+    outs = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc="sampling attempts")
+    counts, kept = Counter(problems=len(rows)), []
+    for row, problem, (reference, leaked), group in zip(rows, problems, refs, outs):
+        attempts = [{"completion": text, "reward": task.score(text, reference)} for text, _ in group]
+        collapsed = not any(a["reward"] for a in attempts)
+        counts["collapsed"] += collapsed
+        if keep_all or collapsed:
+            counts["kept"] += 1
+            counts.update(f"leaked_{name}" for name in leaked)
+            kept.append({"problem_id": row["problem_id"], "task": "math", "prompt": problem,
+                         "reference": reference, "attempts": attempts})
+    return kept, counts
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m mentor.data.policy_failures", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
+    ap.add_argument("--policy", default="HuggingFaceTB/SmolLM2-135M-Instruct",
+                    help="a hub id or save_pretrained directory, as `mentor eval --policy` (default: SmolLM2-135M)")
+    ap.add_argument("--family", choices=FAMILIES, default="sum", help="the problem family (default sum)")
+    ap.add_argument("--n", type=int, default=16, help="problems (default 16)")
+    ap.add_argument("--seed", type=int, default=0, help="problem and sampling seed (default 0)")
+    ap.add_argument("--samples", type=int, default=8, help="attempts per problem, G (default 8)")
+    ap.add_argument("--temperature", type=float, default=1.0)
+    ap.add_argument("--max-new-tokens", type=int, default=48)
+    ap.add_argument("--all", action="store_true", help="keep the groups that are not collapsed too")
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args(argv)
+    for flag, value in (("--n", args.n), ("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens)):
+        if value < 1:
+            ap.error(f"{flag} must be at least 1")
+    from mentor.lab.pretrain import torch_threads
+
+    with torch_threads(args.threads):
+        rows, counts = failure_rows(args.policy, make_rows(args.family, args.n, args.seed), args.samples,
+                                    args.temperature, args.max_new_tokens, args.seed, args.all)
+    Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    leaks = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
+    print(f"{args.family}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote {counts['kept']} "
+          f"groups to {args.output}; tiers left out as leaks: {leaks}")
+
+
+if __name__ == "__main__":
+    main()
