@@ -36,7 +36,8 @@ class LLMConfig:
         max_concurrency: requests in flight at once, over all groups.
         temperature: sampling temperature of the mentor model.
         max_tokens: cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema
-            (`mentor.schemas.token_budget`: 70 tokens for a classifier of 3 arithmetic attempts, 150 for a hint).
+            (`mentor.runtime.schemas.token_budget`: 70 tokens for a classifier of 3 arithmetic attempts, 150 for a
+            hint).
         structured_output: send each node's JSON schema for constrained decoding (`response_format` json_schema to
             an `openai` server; a grammar on generation under `hf`). A server that rejects or ignores it is
             detected from its answers: one warning, then prompt-only JSON for the rest of the run. Default True.

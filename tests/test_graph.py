@@ -11,7 +11,7 @@ import yaml
 from mentor.cli import main
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime, load_graph
-from mentor.schemas import node_schema
+from mentor.runtime.schemas import node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import FailedGroup, InputError, LeakVerdict

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from mentor.config import NODES, MentorConfig
-from mentor.llm import load_prompt
+from mentor.runtime.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from mentor.config import NODES
-from mentor.hf import BatchedChat
+from mentor.runtime.hf import BatchedChat
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
 from test_diagnose_files import MATH

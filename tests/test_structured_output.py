@@ -1,14 +1,14 @@
-"""Each node's JSON schema (mentor/schemas.py): in the prompt, as the validation, and as `response_format` to an
-`openai` server, with a server that rejects or ignores it detected once, counted, and answered prompt-only."""
+"""Each node's JSON schema (mentor/runtime/schemas.py): in the prompt, as the validation, and as `response_format` to
+an `openai` server, with a server that rejects or ignores it detected once, counted, and answered prompt-only."""
 
 import json
 
 import pytest
 
 from mentor.config import NODES, MentorConfig
-from mentor.llm import load_prompt
+from mentor.runtime.llm import load_prompt
 from mentor.runtime import MentorRuntime
-from mentor.schemas import node_schema, token_budget, violations
+from mentor.runtime.schemas import node_schema, token_budget, violations
 from mentor.tasks import get_task
 from openai_server import Reply, canned_answer
 from test_llm_backend import config, group
@@ -173,7 +173,7 @@ def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones
 
 
 def test_fit_schema_shrinks_text_fields_to_llm_max_tokens_so_a_constrained_answer_closes():
-    from mentor.schemas import fit_schema
+    from mentor.runtime.schemas import fit_schema
 
     schema = node_schema("hint_composer", TAXONOMY, 3)
     small = fit_schema(schema, 32)

@@ -21,7 +21,7 @@ class Configuration:
         chat_model: the LangChain chat model of `llm` nodes; built from `mentor.llm` when not given.
         llm_limit: a semaphore bounding `llm` requests in flight over all groups.
         structured: whether requests still ask for constrained decoding, shared by a runtime's runs (see
-            `mentor.llm.StructuredOutput`); default: per request, from `mentor.llm.structured_output`.
+            `mentor.runtime.llm.StructuredOutput`); default: per request, from `mentor.llm.structured_output`.
     """
 
     mentor: MentorConfig

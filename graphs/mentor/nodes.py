@@ -12,8 +12,8 @@ from langchain_core.runnables import RunnableConfig
 from mentor.graphs.mentor.configuration import Configuration
 from mentor.graphs.mentor.state import MentorState
 from mentor.leakage import check_leak
-from mentor.llm import StructuredOutput, ask, chat_model_from_config
-from mentor.schemas import fit_schema, node_schema
+from mentor.runtime.llm import StructuredOutput, ask, chat_model_from_config
+from mentor.runtime.schemas import fit_schema, node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import Diagnosis, FailedGroup

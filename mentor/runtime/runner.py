@@ -15,7 +15,7 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import MentorConfig
-from mentor.llm import StructuredOutput
+from mentor.runtime.llm import StructuredOutput
 from mentor.shipped import shipped_folder
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
