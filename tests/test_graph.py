@@ -111,8 +111,9 @@ LONG_GRAPH = """
 from langgraph.graph import END, START, StateGraph
 
 from mentor.graphs.mentor.graph import route_after_check
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.leakage_node import leakage_checker
 
 builder = StateGraph(MentorState)
 chain = ["error_classifier"] + [f"note_{i}" for i in range(12)] + ["root_cause_analyst", "hint_composer"]

@@ -1,4 +1,5 @@
-"""The mentor graph: wiring only. Nodes are in nodes.py, state in state.py, settings in configuration.py."""
+"""The mentor graph: wiring only. Its agents are in nodes.py, its state in state.py; the leakage checker and the run's
+settings are the library's (mentor.runtime)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.leakage_node import leakage_checker
 
 
 def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]:
