@@ -9,6 +9,7 @@ from langgraph.graph import END, START, StateGraph
 
 from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.context import MentorContext
 from mentor.runtime.leakage_node import leakage_checker
 
 
@@ -19,7 +20,7 @@ def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]
 
 def build_graph(config=None):
     """The compiled mentor graph. `config` is accepted for the `build_graph(config)` convention."""
-    builder = StateGraph(MentorState)
+    builder = StateGraph(MentorState, context_schema=MentorContext)
     builder.add_node("error_classifier", error_classifier)
     builder.add_node("root_cause_analyst", root_cause_analyst)
     builder.add_node("hint_composer", hint_composer)

@@ -8,9 +8,10 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.context import MentorContext
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
@@ -26,7 +27,7 @@ def _with_feedback(group: FailedGroup) -> FailedGroup:
     return group
 
 
-async def error_classifier(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
+async def error_classifier(state: MentorState, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """Labels each failed attempt with an error class from the task's taxonomy; records the verifier's feedback."""
     group = await asyncio.to_thread(_with_feedback, group_of(state))
     task = get_task(group.task)
@@ -37,12 +38,12 @@ async def error_classifier(state: MentorState, config: RunnableConfig) -> dict[s
             raise ValueError(f"need one class per attempt ({len(group.attempts)}) from {list(task.taxonomy)}")
         return {"classes": classes}
 
-    out = await run_backend("error_classifier", state, config, group,
+    out = await run_backend("error_classifier", state, runtime, group,
                             lambda: {"classes": [task.classify(a, group.reference) for a in group.attempts]}, validate)
     return {**out, "group": group.to_dict()}  # later nodes read the feedback instead of recomputing it
 
 
-async def root_cause_analyst(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
+async def root_cause_analyst(state: MentorState, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """States why the attempts fail: the dominant error class, the root cause, the first wrong step."""
     group = group_of(state)
     task = get_task(group.task)
@@ -58,11 +59,11 @@ async def root_cause_analyst(state: MentorState, config: RunnableConfig) -> dict
             raise ValueError("need a non-empty root_cause and an integer or null first_error_step")
         return diagnosis(str(out["root_cause"]), step)
 
-    return await run_backend("root_cause_analyst", state, config, group,
+    return await run_backend("root_cause_analyst", state, runtime, group,
                              lambda: diagnosis(*task.analyse(group, state["classes"])), validate)
 
 
-async def hint_composer(state: MentorState, config: RunnableConfig) -> dict[str, Any]:
+async def hint_composer(state: MentorState, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """Writes a hint at the weakest tier likely to help, or a safer one after a rejected draft."""
     group = group_of(state)
     task = get_task(group.task)
@@ -75,6 +76,6 @@ async def hint_composer(state: MentorState, config: RunnableConfig) -> dict[str,
             raise ValueError(f"need a non-empty hint and a tier in {sorted(HINT_TIERS)}")
         return {"draft": str(out["hint"]).strip(), "tier": int(out.get("tier", tier))}
 
-    return await run_backend("hint_composer", state, config, group,
+    return await run_backend("hint_composer", state, runtime, group,
                              lambda: {"draft": task.compose(group, diagnosis, tier, state.get("leak_feedback")),
                                       "tier": tier}, validate)

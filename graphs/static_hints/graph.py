@@ -5,12 +5,13 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from mentor.graphs.static_hints.nodes import hint_library
+from mentor.runtime.context import MentorContext
 from mentor.runtime.leakage_node import leakage_checker
 from mentor.runtime.state import MentorStateBase
 
 
 def build_graph(config=None):
-    builder = StateGraph(MentorStateBase)
+    builder = StateGraph(MentorStateBase, context_schema=MentorContext)
     builder.add_node("hint_library", hint_library)
     builder.add_node("leakage_checker", leakage_checker)
     builder.add_edge(START, "hint_library")

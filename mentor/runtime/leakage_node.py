@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from mentor.leakage import check_leak
-from mentor.runtime.context import Configuration
+from mentor.runtime.context import MentorContext, context_of
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.runtime.state import MentorStateBase
 
@@ -29,17 +29,17 @@ def _verdict(value: Any) -> bool:
     raise ValueError(f"leaked must be true or false, got {value!r}")
 
 
-async def leakage_checker(state: MentorStateBase, config: RunnableConfig) -> dict[str, Any]:
+async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = group_of(state)
-    ctx = Configuration.from_runnable_config(config)
+    ctx = context_of(runtime)
     # The gate checks every draft, whoever wrote it: the math composer's own checks only pick its draft, and
     # an llm composer or the composer's fallback text is not checked before this.
     verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, group.task, problem=group.prompt)
     detectors, reason = list(verdict.detectors), verdict.reason
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
     if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:
-        judge = await run_backend("leakage_checker", state, config, group, lambda: {"leaked": False, "reason": ""},
+        judge = await run_backend("leakage_checker", state, runtime, group, lambda: {"leaked": False, "reason": ""},
                                   lambda out: {"leaked": _verdict(out["leaked"]),
                                                "reason": str(out.get("reason", ""))})
         backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks")}

@@ -7,9 +7,9 @@ import asyncio
 import json
 from typing import Any, Callable
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
-from mentor.runtime.context import Configuration
+from mentor.runtime.context import MentorContext, context_of
 from mentor.runtime.llm import StructuredOutput, ask, chat_model_from_config
 from mentor.runtime.schemas import fit_schema, node_schema
 from mentor.runtime.state import MentorStateBase
@@ -32,14 +32,14 @@ def prompt_variables(state: MentorStateBase, group: FailedGroup) -> dict[str, st
             "hint": state.get("draft", "")}
 
 
-async def run_backend(node: str, state: MentorStateBase, config: RunnableConfig, group: FailedGroup,
+async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[MentorContext] | None, group: FailedGroup,
                       rules: Callable[[], dict], validate: Callable[[dict], dict]) -> dict[str, Any]:
     """`rules()` or the chat model's validated answer, as the config sets `node`'s backend; a failing `llm` falls
     back to `rules`, counted.
 
     `rules` runs off the event loop: a task's rules may be slow (the math composer's leak checks), and other
     groups' graphs share the loop."""
-    ctx = Configuration.from_runnable_config(config)
+    ctx = context_of(runtime)
     if ctx.mentor.nodes[node] == "rules":
         return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
     try:

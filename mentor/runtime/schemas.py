@@ -22,7 +22,7 @@ def node_schema(node: str, taxonomy: dict[str, str], n_attempts: int) -> dict[st
         "root_cause_analyst": {"root_cause": text(ROOT_CAUSE_CHARS),
                                "first_error_step": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
         "hint_composer": {"hint": text(HINT_CHARS), "tier": {"enum": [1, 2, 3]}},
-        # A verdict written as a word, as unconstrained small models do, still means what it says (leakage_node._verdict).
+        # A verdict written as a word, as unconstrained small models do, still counts (leakage_node._verdict).
         "leakage_checker": {"leaked": {"anyOf": [{"type": "boolean"}, {"enum": ["true", "false", "yes", "no"]}]},
                             "reason": text(REASON_CHARS)},
     }[node]
