@@ -28,7 +28,7 @@ import torch
 
 from mentor.config import NODES
 from mentor.data.champ import load_champ
-from mentor.hf import BatchedChat
+from mentor.runtime.hf import BatchedChat
 from mentor.models import offline_copy
 from mentor.runtime import MentorRuntime
 from mentor.tasks.arithmetic import format_answer, format_prompt

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from machine import cpu_name, load_average  # noqa: E402
 from mentor.config import NODES, MentorConfig  # noqa: E402
 from mentor.runtime import MentorRuntime  # noqa: E402
+from mentor.runtime.context import MentorContext  # noqa: E402
 from mentor.types import FailedGroup  # noqa: E402
 
 
@@ -102,7 +103,7 @@ def bench_rules(n: int, repeats: int) -> None:
           f"CPU {ratio(1):.2f}x")
 
     single = min(n, 200)
-    config = {"configurable": {"mentor": runtime.config}, "recursion_limit": 12}
+    config, context = {"recursion_limit": 12}, MentorContext(runtime.config)
 
     async def one_at_a_time(kind: str) -> list[float]:
         times = []
@@ -111,7 +112,7 @@ def bench_rules(n: int, repeats: int) -> None:
             if kind == "runtime":
                 await runtime.arun([g])
             elif kind == "graph":
-                await runtime.graph.ainvoke({"group": g.to_dict()}, config)
+                await runtime.graph.ainvoke({"group": g.to_dict()}, config, context=context)
             else:
                 await trivial.ainvoke({"x": i})
             times.append(time.perf_counter() - t0)
@@ -188,7 +189,7 @@ def bare_client(config: MentorConfig, n: int, rounds: int) -> tuple[float, float
     """`n` concurrent ChatOpenAI calls, `rounds` times in sequence: the HTTP client stack alone."""
     from langchain_core.messages import HumanMessage
 
-    from mentor.llm import chat_model_from_config, close_chat_models
+    from mentor.runtime.llm import chat_model_from_config, close_chat_models
 
     async def once() -> tuple[float, float]:
         model = chat_model_from_config(config.llm)

@@ -58,7 +58,7 @@ def summarise(interventions: list[Intervention], structured=None) -> str:
 
     Latency covers the groups that finished: a group cut off by the timeout or an error has no full run to time,
     so it is counted apart (with the time its records show) rather than as a short one. `structured` is the
-    runtime's `mentor.llm.StructuredOutput`, when it has one."""
+    runtime's `mentor.runtime.llm.StructuredOutput`, when it has one."""
     classes = Counter(i.diagnosis.error_class for i in interventions if not i.error)
     latency = sorted(sum(i.latency_s.values()) for i in interventions if not i.error)
     cut = [i for i in interventions if i.error]

@@ -21,106 +21,105 @@ DEFAULT_PROMPTS_DIR = str(shipped_folder("prompts"))
 
 @dataclass
 class LLMConfig:
-    """The chat model behind every node whose backend is `llm`.
+    """The chat model behind every node whose backend is `llm`. Each field's `help` says what it sets; every key,
+    with an example, is in docs/configuration.md."""
 
-    Args:
-        provider: `openai` (any OpenAI-compatible server: vLLM, an API) or `hf` (a local transformers model).
-        model: model name on the server, or the Hugging Face model id for `hf`.
-        base_url: the server's URL, e.g. `http://localhost:8000/v1` for `vllm serve`. Default: the provider's.
-        api_key_env: environment variable holding the API key (a vLLM server accepts any key).
-        timeout_s: bound on each request's whole time, in seconds, the client's transport retries (and any
-            `Retry-After` wait) included; past it the request is cancelled and `rules` takes over. Default 10, so
-            that four `llm` nodes on a server that never answers still leave a 60 s group time for the fallback.
-        max_retries: transport retries (connection errors, 429, 5xx) per request, inside `timeout_s`.
-        parse_retries: extra requests when the answer is not the JSON the node needs; then `rules` takes over.
-        max_concurrency: requests in flight at once, over all groups.
-        temperature: sampling temperature of the mentor model.
-        max_tokens: cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema
-            (`mentor.schemas.token_budget`: 70 tokens for a classifier of 3 arithmetic attempts, 150 for a hint).
-        structured_output: send each node's JSON schema for constrained decoding (`response_format` json_schema to
-            an `openai` server; a grammar on generation under `hf`). A server that rejects or ignores it is
-            detected from its answers: one warning, then prompt-only JSON for the rest of the run. Default True.
-    """
-
-    provider: str = "openai"
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 10.0
-    max_retries: int = 1
-    parse_retries: int = 1
-    max_concurrency: int = 16
-    temperature: float = 0.0
-    max_tokens: int | None = None
-    structured_output: bool = True
+    provider: str = field(default="openai", metadata={
+        "help": "`openai` (any OpenAI-compatible server: vLLM, an API) or `hf` (a local transformers model)."})
+    model: str = field(default="gpt-4o-mini", metadata={
+        "help": "Model name on the server, or the Hugging Face model id for `hf`."})
+    base_url: str | None = field(default=None, metadata={
+        "help": "The server's URL, e.g. `http://localhost:8000/v1` for `vllm serve`. Default: the provider's."})
+    api_key_env: str = field(default="OPENAI_API_KEY", metadata={
+        "help": "Environment variable holding the API key (a vLLM server accepts any key)."})
+    timeout_s: float = field(default=10.0, metadata={
+        "help": "Bound on each request's whole time, in seconds, the client's transport retries (and any "
+                "`Retry-After` wait) included; past it the request is cancelled and `rules` takes over. Default 10, "
+                "so that four `llm` nodes on a server that never answers still leave a 60 s group time for the "
+                "fallback."})
+    max_retries: int = field(default=1, metadata={
+        "help": "Transport retries (connection errors, 429, 5xx) per request, inside `timeout_s`."})
+    parse_retries: int = field(default=1, metadata={
+        "help": "Extra requests when the answer is not the JSON the node needs; then `rules` takes over."})
+    max_concurrency: int = field(default=16, metadata={"help": "Requests in flight at once, over all groups."})
+    temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the mentor model."})
+    max_tokens: int | None = field(default=None, metadata={
+        "help": "Cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema "
+                "(`mentor.runtime.schemas.token_budget`: 70 tokens for a classifier of 3 arithmetic attempts, 150 "
+                "for a hint)."})
+    structured_output: bool = field(default=True, metadata={
+        "help": "Send each node's JSON schema for constrained decoding (`response_format` json_schema to an "
+                "`openai` server; a grammar on generation under `hf`). A server that rejects or ignores it is "
+                "detected from its answers: one warning, then prompt-only JSON for the rest of the run."})
 
     def __post_init__(self):
         _check_types(self, "llm.")
         _check_ranges(self, _LLM_RANGES, "llm.")
+        if self.provider not in ("openai", "hf"):
+            raise InputError(f"llm.provider: '{self.provider}' must be 'openai' or 'hf'")
 
 
 @dataclass
 class MentorConfig:
-    """Configuration of the mentor graph and of how its hints enter GRPO training.
+    """Configuration of the mentor graph and of how its hints enter GRPO training. Each field's `help` says what it
+    sets; every key, with an example, is in docs/configuration.md."""
 
-    Args:
-        task: task adapter (`arithmetic`, `math`, `code`, a name given to `mentor.tasks.register`, or
-            `package.module:Class`). Default: inferred from the dataset's columns.
-        graph: the mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a
-            compiled graph or a `build_graph(config)` function. Default: the graph in `graphs/mentor/`.
-        nodes: backend per node, `rules` (deterministic, offline; the default) or `llm`.
-        llm: the chat model for `llm` nodes (see `LLMConfig`).
-        prompts_dir: folder of the `llm` prompts, one `<node>.md` per node, with per-task overrides in
-            `<task>/<node>.md`. Default: the shipped `prompts/`.
-        max_leak_retries: drafts the leakage checker may send back to the composer before the hint is
-            withheld. Default 2.
-        max_concurrency: failed groups run through the graph at once. Default 16.
-        timeout_s: wall-clock bound on each group's run through the graph, counted from the start of the run
-            (one per step and round) so that waiting for a `max_concurrency` slot counts too; a group not done by
-            then gets no hint. So the mentor holds a step for at most this long per round. Default 60.
-        collapse_threshold: a group whose rewards are all at or below this is collapsed. Default 0.
-        strategy: `replace_group` (the group becomes G hinted attempts; default), `replace_k` (k failed rows
-            replaced by hinted successes), or `mixed` (a share `mixed_share` of the group hinted).
-        k: rows replaced under `replace_k`. Default 1.
-        mixed_share: share of the group hinted under `mixed`. Default 0.5.
-        max_rounds: diagnose-hint-regenerate rounds per group per step; a round escalates the tier. Default 1.
-        hint_placement: `prompt` (appended to the user turn; default) or `prefix` (a partial solution that
-            starts the response; for a conversational prompt, the start of the assistant turn).
-        strip_hint: train the hinted completion after the original prompt (off-policy). With `prefix` placement and
-            no `train_prefix`, that is the continuation alone. Default False.
-        train_prefix: with `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part
-            of its trained completion (off-policy, close to prefix-guided SFT); a failed one is trained as
-            generated, the prefix on the prompt side. Default False.
-        mode: `in_step` (re-generate inside the step; default) or `next_attempt` (attach the hint to the
-            problem for its next sampling, with no extra generation).
-        columns: our reference field -> dataset column, for datasets that name them otherwise.
-        traces: write every intervention to `<output_dir>/mentor/traces.sqlite`. Default True.
-        reliance_every: log `mentor/reliance` (HiLL's hint reliance on the step's correct hinted rows) on steps
-            that are a multiple of this; it costs two forward passes over those rows. Default 0: off.
-    """
+    # The graph: what diagnoses a failed group and writes its hint.
+    task: str | None = field(default=None, metadata={
+        "help": "Task adapter (`arithmetic`, `math`, `code`, a name given to `mentor.tasks.register`, or "
+                "`package.module:Class`). Default: inferred from the dataset's columns."})
+    graph: str = field(default=DEFAULT_GRAPH, metadata={
+        "help": "The mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a "
+                "compiled graph or a `build_graph(config)` function. Default: the graph in `graphs/mentor/`."})
+    nodes: dict[str, str] = field(default_factory=lambda: {n: "rules" for n in NODES}, metadata={
+        "help": "Backend per node, `rules` (deterministic, offline; the default) or `llm`."})
+    llm: LLMConfig = field(default_factory=LLMConfig, metadata={
+        "help": "The chat model for `llm` nodes (see `LLMConfig`)."})
+    prompts_dir: str = field(default=DEFAULT_PROMPTS_DIR, metadata={
+        "help": "Folder of the `llm` prompts, one `<node>.md` per node, with per-task overrides in "
+                "`<task>/<node>.md`. Default: the shipped `prompts/`."})
+    max_leak_retries: int = field(default=2, metadata={
+        "help": "Drafts the leakage checker may send back to the composer before the hint is withheld."})
 
-    task: str | None = None
-    graph: str = DEFAULT_GRAPH
-    nodes: dict[str, str] = field(default_factory=lambda: {n: "rules" for n in NODES})
-    llm: LLMConfig = field(default_factory=LLMConfig)
-    prompts_dir: str = DEFAULT_PROMPTS_DIR
-    max_leak_retries: int = 2
-    max_concurrency: int = 16
-    timeout_s: float = 60.0
-    collapse_threshold: float = 0.0
-    strategy: str = "replace_group"
-    k: int = 1
-    mixed_share: float = 0.5
-    max_rounds: int = 1
-    hint_placement: str = "prompt"
-    strip_hint: bool = False
-    train_prefix: bool = False
-    mode: str = "in_step"
-    columns: dict[str, str] = field(default_factory=dict)
-    traces: bool = True
-    reliance_every: int = field(default=0, metadata={"help": "log mentor/reliance, HiLL's hint reliance on the "
-                                "step's correct hinted rows (two forward passes over them), every this many steps; "
-                                "0 (default) is off"})
+    # The runtime: how the failed groups of a step run through the graph.
+    max_concurrency: int = field(default=16, metadata={"help": "Failed groups run through the graph at once."})
+    timeout_s: float = field(default=60.0, metadata={
+        "help": "Wall-clock bound on each group's run through the graph, counted from the start of the run (one "
+                "per step and round) so that waiting for a `max_concurrency` slot counts too; a group not done by "
+                "then gets no hint. So the mentor holds a step for at most this long per round."})
+
+    # The splice: which groups get a hint, and how hinted attempts enter the training batch.
+    collapse_threshold: float = field(default=0.0, metadata={
+        "help": "A group whose rewards are all at or below this is collapsed."})
+    strategy: str = field(default="replace_group", metadata={
+        "help": "`replace_group` (the group becomes G hinted attempts; default), `replace_k` (k failed rows "
+                "replaced by hinted successes), or `mixed` (a share `mixed_share` of the group hinted)."})
+    k: int = field(default=1, metadata={"help": "Rows replaced under `replace_k`."})
+    mixed_share: float = field(default=0.5, metadata={"help": "Share of the group hinted under `mixed`."})
+    max_rounds: int = field(default=1, metadata={
+        "help": "Diagnose-hint-regenerate rounds per group per step; a round escalates the tier."})
+    hint_placement: str = field(default="prompt", metadata={
+        "help": "`prompt` (appended to the user turn; default) or `prefix` (a partial solution that starts the "
+                "response; for a conversational prompt, the start of the assistant turn)."})
+    strip_hint: bool = field(default=False, metadata={
+        "help": "Train the hinted completion after the original prompt (off-policy). With `prefix` placement and "
+                "no `train_prefix`, that is the continuation alone."})
+    train_prefix: bool = field(default=False, metadata={
+        "help": "With `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part of "
+                "its trained completion (off-policy, close to prefix-guided SFT); a failed one is trained as "
+                "generated, the prefix on the prompt side."})
+    mode: str = field(default="in_step", metadata={
+        "help": "`in_step` (re-generate inside the step; default) or `next_attempt` (attach the hint to the "
+                "problem for its next sampling, with no extra generation)."})
+    columns: dict[str, str] = field(default_factory=dict, metadata={
+        "help": "Our reference field -> dataset column, for datasets that name them otherwise."})
+
+    # The record.
+    traces: bool = field(default=True, metadata={
+        "help": "Write every intervention to `<output_dir>/mentor/traces.sqlite`."})
+    reliance_every: int = field(default=0, metadata={
+        "help": "Log `mentor/reliance` (HiLL's hint reliance on the step's correct hinted rows; two forward passes "
+                "over them) on steps that are a multiple of this. 0: off."})
 
     def __post_init__(self):
         if isinstance(self.llm, dict):
@@ -138,8 +137,6 @@ class MentorConfig:
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise InputError(f"{key}: '{getattr(self, key)}' is not one of {list(allowed)}")
-        if self.llm.provider not in ("openai", "hf"):
-            raise InputError(f"llm.provider: '{self.llm.provider}' must be 'openai' or 'hf'")
         if self.train_prefix and not (self.strip_hint and self.hint_placement == "prefix"):
             raise InputError("train_prefix: true needs hint_placement: prefix and strip_hint: true")
         if self.strip_hint and self.mode == "next_attempt":

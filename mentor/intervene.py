@@ -24,11 +24,11 @@ from typing import Any
 
 import torch
 
-from mentor.graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
 from mentor.distributed import gather, rank_and_world, split_map
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
+from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
 from mentor.types import Attempt, FailedGroup, Intervention
 

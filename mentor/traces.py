@@ -61,7 +61,7 @@ def bounded(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
 def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each node record with its whole `input` and `output`, as the node saw and returned them.
 
-    A record stores only what a node added (mentor/runtime.py): input keys that an earlier node wrote are named
+    A record stores only what a node added (mentor/runtime/runner.py): input keys that an earlier node wrote are named
     in `inherited` with the node(s) that wrote them, and an output string that repeats an input value is
     `{"$input": key}`. The viewer's script rebuilds them the same way.
     """

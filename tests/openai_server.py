@@ -47,7 +47,7 @@ def detect_node(text: str, markers: dict[str, str] = NODE_MARKERS) -> str:
 
 
 def count_attempts(text: str) -> int:
-    """How many attempts the prompt lists ("Attempt N (reward ...)" lines, as graphs/mentor/nodes.py writes)."""
+    """How many attempts the prompt lists ("Attempt N (reward ...)" lines, as mentor/runtime/nodes.py writes)."""
     return len(re.findall(r"^Attempt \d+ \(reward", text, flags=re.M))
 
 

@@ -378,6 +378,16 @@ def test_config_accepts_the_edges_of_each_range():
     assert (config.max_concurrency, config.llm.max_tokens, config.mixed_share) == (1, 1, 1)
 
 
+def test_every_config_field_has_help_and_is_in_the_documented_example():
+    from mentor.config import LLMConfig, MentorConfig
+
+    example = yaml.safe_load(re.search(r"```yaml\n(.*?)```", (ROOT / "docs/configuration.md").read_text(), re.S)[1])
+    for cls, documented in ((MentorConfig, example), (LLMConfig, example["llm"])):
+        fields = dataclasses.fields(cls)
+        assert [f.name for f in fields if not f.metadata.get("help", "").strip()] == [], cls.__name__
+        assert sorted(documented) == sorted(f.name for f in fields), cls.__name__
+
+
 @pytest.mark.parametrize("text, message", [
     ("- strategy: replace_k\n- k: 2\n", r"must be a mapping of keys to values .*got list"),
     ("just a sentence\n", r"must be a mapping of keys to values .*got str: 'just a sentence'"),

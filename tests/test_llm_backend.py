@@ -13,7 +13,7 @@ import pytest
 from failed_groups import group
 from llm_config import ALL_LLM, config
 from mentor.config import NODES, MentorConfig
-from mentor.llm import load_prompt
+from mentor.runtime.llm import load_prompt
 from mentor.runtime import MentorRuntime
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup

@@ -15,7 +15,7 @@ import torch
 
 from failed_groups import ARITHMETIC, MATH, group
 from mentor.config import NODES
-from mentor.hf import BatchedChat
+from mentor.runtime.hf import BatchedChat
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
 

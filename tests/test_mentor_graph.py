@@ -1,5 +1,6 @@
 """The mentor graph with the rules backend: its shape, the bounded leak loop, the runtime and `mentor diagnose`."""
 
+import asyncio
 import json
 import re
 import shutil
@@ -12,7 +13,7 @@ from failed_groups import ARITHMETIC
 from mentor.cli import main
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime, load_graph
-from mentor.schemas import node_schema
+from mentor.runtime.schemas import node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import FailedGroup, InputError, LeakVerdict
@@ -106,8 +107,9 @@ LONG_GRAPH = """
 from langgraph.graph import END, START, StateGraph
 
 from mentor.graphs.mentor.graph import route_after_check
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.leakage_node import leakage_checker
 
 builder = StateGraph(MentorState)
 chain = ["error_classifier"] + [f"note_{i}" for i in range(12)] + ["root_cause_analyst", "hint_composer"]
@@ -134,6 +136,16 @@ def test_an_edited_graph_longer_than_the_default_is_not_cut_off(tmp_path, monkey
     assert result.error is None and result.withheld
     assert len(result.leak["leaked_drafts"]) == 3
     assert [n["node"] for n in result.nodes].count("note_11") == 1
+
+
+def test_a_graph_run_given_no_context_gets_the_defaults_and_a_mapping_is_read_as_the_context(monkeypatch):
+    # `langgraph dev` and Studio run the graph with no context, or with the run's `context` mapping.
+    monkeypatch.setattr(get_task("arithmetic"), "compose", lambda group, diagnosis, tier, feedback: "it is 0425")
+    graph = load_graph(MentorConfig().graph)
+    default = asyncio.run(graph.ainvoke({"group": ARITHMETIC}))
+    given = asyncio.run(graph.ainvoke({"group": ARITHMETIC}, context={"mentor": {"max_leak_retries": 0}}))
+    assert default["withheld"] and len(default["leaked_drafts"]) == 1 + MentorConfig().max_leak_retries
+    assert given["withheld"] and len(given["leaked_drafts"]) == 1
 
 
 @pytest.mark.parametrize("prompt", ["prompts/hint_composer.md", "prompts/code/hint_composer.md"])

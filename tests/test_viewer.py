@@ -111,7 +111,7 @@ def test_records_hold_the_node_stream_the_drafts_and_the_reattempt(store):
                 "withheld", "leak", "latency_s", "backend", "fallbacks", "error", "nodes", "reattempt",
                 "recovered", "strategy", "placement"} <= set(r)
         assert len(r["attempts"]) == 4 and all(a["reward"] == 0.0 for a in r["attempts"])
-        for node in r["nodes"]:  # from LangGraph's task stream (mentor/runtime.py)
+        for node in r["nodes"]:  # from LangGraph's task stream (mentor/runtime/runner.py)
             assert node["backend"] == "rules" and node["latency_s"] > 0 and node["error"] is None
             assert isinstance(node["input"], dict) and isinstance(node["output"], dict)
         # The failed group is stored once: the classifier's output keeps only what the record lacks.

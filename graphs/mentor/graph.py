@@ -1,4 +1,5 @@
-"""The mentor graph: wiring only. Nodes are in nodes.py, state in state.py, settings in configuration.py."""
+"""The mentor graph: wiring only. Its agents are in nodes.py, its state in state.py; the leakage checker and the run's
+settings are the library's (mentor.runtime)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
 
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.context import MentorContext
+from mentor.runtime.leakage_node import leakage_checker
 
 
 def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]:
@@ -17,7 +20,7 @@ def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]
 
 def build_graph(config=None):
     """The compiled mentor graph. `config` is accepted for the `build_graph(config)` convention."""
-    builder = StateGraph(MentorState)
+    builder = StateGraph(MentorState, context_schema=MentorContext)
     builder.add_node("error_classifier", error_classifier)
     builder.add_node("root_cause_analyst", root_cause_analyst)
     builder.add_node("hint_composer", hint_composer)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from mentor.graphs.mentor.nodes import leakage_checker
-from mentor.graphs.mentor.state import MentorState
 from mentor.graphs.static_hints.nodes import hint_library
+from mentor.runtime.context import MentorContext
+from mentor.runtime.leakage_node import leakage_checker
+from mentor.runtime.state import MentorStateBase
 
 
 def build_graph(config=None):
-    builder = StateGraph(MentorState)
+    builder = StateGraph(MentorStateBase, context_schema=MentorContext)
     builder.add_node("hint_library", hint_library)
     builder.add_node("leakage_checker", leakage_checker)
     builder.add_edge(START, "hint_library")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from mentor.graphs.mentor.state import MentorState
+from mentor.runtime.state import LIBRARY_FIELD, MentorStateBase
 from mentor.tasks.base import HINT_TIERS
 
-LIBRARY_FIELD = "hint"  # the dataset column of pre-defined hints; the hook copies it into the reference
 LIBRARY_TIER = max(HINT_TIERS)  # the library holds partial solutions
 
 
-async def hint_library(state: MentorState) -> dict[str, Any]:
+async def hint_library(state: MentorStateBase) -> dict[str, Any]:
     """The problem's `hint` reference field (`LIBRARY_FIELD`) as the draft; no hint if the library has none for it."""
     hint = str(state["group"]["reference"].get(LIBRARY_FIELD) or "").strip()
     return {"draft": hint, "tier": LIBRARY_TIER, "withheld": not hint, "backend": {"hint_library": "rules"}}

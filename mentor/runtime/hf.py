@@ -47,7 +47,7 @@ class BatchedChat(BaseChatModel):
     window_s: float = 0.02
     temperature: float = 0.0
     max_tokens: int = 512
-    mentor_kwargs: bool = True  # mentor.llm sends `max_tokens` and `response_format` per request
+    mentor_kwargs: bool = True  # mentor.runtime.llm sends `max_tokens` and `response_format` per request
 
     _lm: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from langchain_core.prompts import ChatPromptTemplate
 
-from mentor.schemas import token_budget, violations
+from mentor.runtime.schemas import token_budget, violations
 from mentor.types import InputError
 
 
@@ -70,7 +70,7 @@ def _request_kwargs(chat_model, node: str, schema: dict, max_tokens: int, struct
     `response_format` path calls `parse`, which raises on an answer cut at max_tokens). Other chat models keep
     their own settings."""
     response_format = {"type": "json_schema", "json_schema": {"name": node, "schema": schema, "strict": True}}
-    if getattr(chat_model, "mentor_kwargs", False):  # mentor.hf.BatchedChat
+    if getattr(chat_model, "mentor_kwargs", False):  # mentor.runtime.hf.BatchedChat
         return {"max_tokens": max_tokens, **({"response_format": response_format} if structured else {})}
     if type(chat_model).__name__ == "ChatOpenAI":
         return {"max_completion_tokens": max_tokens,
@@ -149,7 +149,7 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
                           max_completion_tokens=max_tokens)
-    from mentor.hf import BatchedChat
+    from mentor.runtime.hf import BatchedChat
     from mentor.models import resolve
 
     return BatchedChat(model=resolve(model), temperature=temperature, max_tokens=max_tokens)
@@ -158,7 +158,7 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
 def chat_model_from_config(llm) -> Any:
     """The LangChain chat model an `LLMConfig` describes, built once per distinct config.
 
-    Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.mentor_loop`), where every
+    Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.runner.mentor_loop`), where every
     graph run happens, so they stay open from one training step to the next.
     """
     return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,

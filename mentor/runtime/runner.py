@@ -15,7 +15,8 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import MentorConfig
-from mentor.llm import StructuredOutput
+from mentor.runtime.context import MentorContext
+from mentor.runtime.llm import StructuredOutput
 from mentor.shipped import shipped_folder
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
@@ -157,13 +158,12 @@ class MentorRuntime:
         return result
 
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
-        config = {"configurable": {"mentor": self.config, "chat_model": self.chat_model, "llm_limit": llm_limit,
-                                  "structured": self.structured},
-                  "recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
+        context = MentorContext(self.config, self.chat_model, llm_limit, self.structured)
+        config = {"recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
         # Node records come from LangGraph's task stream: each node's input, output and wall time.
-        async for mode, event in self.graph.astream({"group": group.to_dict()}, config,
+        async for mode, event in self.graph.astream({"group": group.to_dict()}, config, context=context,
                                                     stream_mode=["tasks", "values"]):
             if mode == "values":
                 progress.state = event

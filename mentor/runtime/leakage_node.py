@@ -1,0 +1,54 @@
+"""The leakage checker node: the gate every draft passes before it is a hint, in both shipped graphs.
+
+It lives in the library, not in one graph's folder: the static-hints graph uses it as the mentor graph does, it
+reads only the library's state keys (`draft`, `tier`, `leaked_drafts`), and an edited copy of a graph keeps the
+same gate unless it wires in its own."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mentor.leakage import check_leak
+from mentor.runtime.context import MentorContext, context_of
+from mentor.runtime.nodes import group_of, run_backend
+from mentor.runtime.state import MentorStateBase
+
+
+def _verdict(value: Any) -> bool:
+    """The judge's `leaked`: a JSON bool, or the string a model may write instead ("false" is not truthy here)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "1"):
+        return True
+    if text in ("false", "no", "0"):
+        return False
+    raise ValueError(f"leaked must be true or false, got {value!r}")
+
+
+async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext]) -> dict[str, Any]:
+    """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
+    group = group_of(state)
+    ctx = context_of(runtime)
+    # The gate checks every draft, whoever wrote it: the math composer's own checks only pick its draft, and
+    # an llm composer or the composer's fallback text is not checked before this.
+    verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, group.task, problem=group.prompt)
+    detectors, reason = list(verdict.detectors), verdict.reason
+    backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
+    if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:
+        judge = await run_backend("leakage_checker", state, runtime, group, lambda: {"leaked": False, "reason": ""},
+                                  lambda out: {"leaked": _verdict(out["leaked"]),
+                                               "reason": str(out.get("reason", ""))})
+        backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks")}
+        if judge["leaked"]:
+            detectors, reason = ["llm_judge"], judge["reason"]
+    if not detectors:
+        return {**backend, "hint": state["draft"], "withheld": False}
+    withheld = len(state.get("leaked_drafts", [])) + 1 > ctx.mentor.max_leak_retries  # drafts sent back so far
+    return {**backend, "leaked_drafts": [{"draft": state["draft"], "tier": state["tier"], "detectors": detectors,
+                                          "reason": reason}],
+            "leak_feedback": f"The draft leaked ({', '.join(detectors)}): {reason}", "hint": None,
+            "withheld": withheld}

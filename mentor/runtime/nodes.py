@@ -1,0 +1,57 @@
+"""What every node of a mentor graph shares: its group, the prompt variables, and the rules/llm dispatch with its
+fallback. Here, not in graphs/, so that an edited copy of a graph does not fork them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Callable
+
+from langgraph.runtime import Runtime
+
+from mentor.runtime.context import MentorContext, context_of
+from mentor.runtime.llm import StructuredOutput, ask, chat_model_from_config
+from mentor.runtime.schemas import fit_schema, node_schema
+from mentor.runtime.state import MentorStateBase
+from mentor.tasks import get_task
+from mentor.types import FailedGroup
+
+
+def group_of(state: MentorStateBase) -> FailedGroup:
+    return FailedGroup.from_dict(state["group"])
+
+
+def prompt_variables(state: MentorStateBase, group: FailedGroup) -> dict[str, str]:
+    """The `{name}` values every node prompt may use (prompts/README.md lists them)."""
+    attempts = "\n\n".join(f"Attempt {i + 1} (reward {a.reward}):\n{a.completion}\nVerifier: {json.dumps(a.feedback)}"
+                           for i, a in enumerate(group.attempts))
+    return {"task": group.task, "problem": group.prompt, "reference": json.dumps(group.reference),
+            "attempts": attempts, "taxonomy": json.dumps(get_task(group.task).taxonomy, indent=1),
+            "diagnosis": json.dumps(state.get("diagnosis", {})), "tier": str(state.get("tier", 1)),
+            "previous_hints": json.dumps(group.previous_hints), "feedback": state.get("leak_feedback", ""),
+            "hint": state.get("draft", "")}
+
+
+async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[MentorContext] | None, group: FailedGroup,
+                      rules: Callable[[], dict], validate: Callable[[dict], dict]) -> dict[str, Any]:
+    """`rules()` or the chat model's validated answer, as the config sets `node`'s backend; a failing `llm` falls
+    back to `rules`, counted.
+
+    `rules` runs off the event loop: a task's rules may be slow (the math composer's leak checks), and other
+    groups' graphs share the loop."""
+    ctx = context_of(runtime)
+    if ctx.mentor.nodes[node] == "rules":
+        return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
+    try:
+        llm = ctx.mentor.llm
+        schema = node_schema(node, get_task(group.task).taxonomy, len(group.attempts))
+        out = await ask(node, group.task, prompt_variables(state, group), validate,
+                        chat_model=ctx.chat_model or chat_model_from_config(llm),
+                        prompts_dir=ctx.mentor.prompts_dir, parse_retries=llm.parse_retries,
+                        limit=ctx.llm_limit, timeout_s=llm.timeout_s, max_tokens=llm.max_tokens,
+                        schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
+                        structured=ctx.structured or StructuredOutput(llm.structured_output))
+        return {**out, "backend": {node: "llm"}}
+    except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
+        return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},
+                "fallbacks": [f"{node}: {type(e).__name__}: {str(e)[:300]}"]}
