@@ -75,7 +75,7 @@ def serve(model: str) -> tuple[subprocess.Popen, str]:
 
 def run(backend: str, groups: list[FailedGroup], model: str, chat, base_url: str | None, max_tokens: int | None):
     llm = {"provider": "openai" if backend.startswith("serve") else "hf", "model": model, "base_url": base_url,
-           "timeout_s": 600, "parse_retries": 0, "max_tokens": max_tokens, "max_concurrency": 16,
+           "request_timeout_s": 600, "parse_retries": 0, "max_tokens": max_tokens, "max_concurrent_requests": 16,
            "structured_output": not backend.endswith("-free")}
     config = {"nodes": {n: "rules" if backend == "rules" else "llm" for n in NODES}, "llm": llm, "timeout_s": 3600}
     runtime = MentorRuntime(config, chat_model=chat if backend.startswith("hf") else None)

@@ -6,11 +6,11 @@
 
 (a) rules: MentorRuntime.run over N arithmetic failed groups (4 attempts each; mean wall and CPU time per group),
     against a trivial 4-node LangGraph graph run the same way (the LangGraph floor); then one group at a time.
-(b) llm: 64 groups with all four nodes on `llm` (max_concurrency and llm.max_concurrency 64), against the
+(b) llm: 64 groups with all four nodes on `llm` (max_concurrent_groups and llm.max_concurrent_requests 64), against the
     loopback OpenAI-compatible server of tests/openai_server.py answering each call after 50 ms. The floor is four
     sequential calls, 0.2 s. Against it: the bare ChatOpenAI client (64 concurrent ainvoke, four rounds, no graph)
     and bare HTTP (the same requests through the SDK's HTTP library alone), which split the gap into the HTTP
-    stack, the SDK and LangChain, and the mentor; and the mentor run at llm.max_concurrency 16 (the default).
+    stack, the SDK and LangChain, and the mentor; and the mentor run at llm.max_concurrent_requests 16 (the default).
     The server runs in its own process by default, as a real one does (`--server thread` runs it in this process,
     where its threads share the GIL with the client).
 
@@ -70,7 +70,7 @@ def timed(fn) -> tuple[float, float]:
 
 
 def bench_rules(n: int, repeats: int) -> None:
-    runtime = MentorRuntime(MentorConfig(max_concurrency=16))
+    runtime = MentorRuntime(MentorConfig(max_concurrent_groups=16))
     groups = arithmetic_groups(n)
     trivial = trivial_four_node_graph()
 
@@ -95,7 +95,7 @@ def bench_rules(n: int, repeats: int) -> None:
         base.append(timed(lambda: asyncio.run(trivial_gather())))
     ms = lambda pairs, i: statistics.median(p[i] for p in pairs) / n * 1000  # noqa: E731
     ratio = lambda i: statistics.median(m[i] / b[i] for m, b in zip(mentor, base))  # noqa: E731
-    print(f"rules  runtime.run({n} groups, max_concurrency 16): {ms(mentor, 0):.2f} ms per group wall, "
+    print(f"rules  runtime.run({n} groups, max_concurrent_groups 16): {ms(mentor, 0):.2f} ms per group wall, "
           f"{ms(mentor, 1):.2f} ms CPU (median of {repeats}: {', '.join(f'{m[0] / n * 1000:.2f}' for m in mentor)} ms; "
           f"target < 5 ms)")
     print(f"base   a trivial 4-node async StateGraph (no-op nodes), {n} ainvoke, 16 at once: {ms(base, 0):.2f} ms per "
@@ -169,9 +169,9 @@ def loopback_server(delay_s: float, mode: str):
 
 
 def llm_config(base_url: str, llm_concurrency: int, groups: int) -> MentorConfig:
-    return MentorConfig(nodes={n: "llm" for n in NODES}, max_concurrency=groups, timeout_s=60,
-                        llm={"provider": "openai", "model": "test", "base_url": base_url, "timeout_s": 10,
-                             "max_retries": 0, "parse_retries": 0, "max_concurrency": llm_concurrency})
+    return MentorConfig(nodes={n: "llm" for n in NODES}, max_concurrent_groups=groups, timeout_s=60,
+                        llm={"provider": "openai", "model": "test", "base_url": base_url, "request_timeout_s": 10,
+                             "max_retries": 0, "parse_retries": 0, "max_concurrent_requests": llm_concurrency})
 
 
 def run_llm(runtime: MentorRuntime, groups: list[FailedGroup]) -> tuple[float, float]:
@@ -193,7 +193,7 @@ def bare_client(config: MentorConfig, n: int, rounds: int) -> tuple[float, float
 
     async def once() -> tuple[float, float]:
         model = chat_model_from_config(config.llm)
-        limit = asyncio.Semaphore(config.llm.max_concurrency)
+        limit = asyncio.Semaphore(config.llm.max_concurrent_requests)
 
         async def call():
             async with limit:
@@ -259,8 +259,8 @@ def bench_llm(n: int, delay_s: float, llm_concurrency: int, repeats: int, server
     def ratio(a: str, b: str, i: int) -> float:
         return statistics.median(x[i] / y[i] for x, y in zip(runs[a], runs[b]))
 
-    print(f"llm    {n} groups x 4 llm nodes, {delay_s * 1000:.0f} ms server ({server}), max_concurrency={n}, "
-          f"llm.max_concurrency={llm_concurrency}: median {med('mentor', 0):.3f} s, best "
+    print(f"llm    {n} groups x 4 llm nodes, {delay_s * 1000:.0f} ms server ({server}), max_concurrent_groups={n}, "
+          f"llm.max_concurrent_requests={llm_concurrency}: median {med('mentor', 0):.3f} s, best "
           f"{min(r[0] for r in runs['mentor']):.3f} s; floor {floor:.2f} s; ratio {med('mentor', 0) / floor:.2f}x "
           f"(target <= 2.5x); CPU {med('mentor', 1):.2f} s = {med('mentor', 1) / calls * 1000:.1f} ms per call")
     print(f"llm    bare ChatOpenAI: {n} concurrent ainvoke x 4 rounds, no graph: median {med('client', 0):.3f} s "
@@ -271,7 +271,7 @@ def bench_llm(n: int, delay_s: float, llm_concurrency: int, repeats: int, server
           f"per call; bare ChatOpenAI / bare HTTP: wall {ratio('client', 'http', 0):.2f}x, CPU "
           f"{ratio('client', 'http', 1):.2f}x")
     if runs["default"]:
-        print(f"llm    same mentor run with llm.max_concurrency=16 (the default): median {med('default', 0):.3f} s "
+        print(f"llm    same mentor run with llm.max_concurrent_requests=16 (the default): median {med('default', 0):.3f} s "
               f"({med('default', 0) / floor:.2f}x the floor; 16 in flight means {calls / 16:.0f} rounds of "
               f"{delay_s * 1000:.0f} ms = {calls / 16 * delay_s:.2f} s at least); default / {llm_concurrency}: "
               f"{ratio('default', 'mentor', 0):.2f}x")
@@ -283,7 +283,7 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=500, help="groups for the rules part")
     parser.add_argument("--llm-groups", type=int, default=64)
     parser.add_argument("--delay-s", type=float, default=0.05, help="the server's answer delay")
-    parser.add_argument("--llm-concurrency", type=int, default=64, help="llm.max_concurrency for the llm part")
+    parser.add_argument("--llm-concurrency", type=int, default=64, help="llm.max_concurrent_requests for the llm part")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--server", choices=["process", "thread"], default="process")
     args = parser.parse_args()

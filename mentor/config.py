@@ -32,16 +32,16 @@ class LLMConfig:
         "help": "The server's URL, e.g. `http://localhost:8000/v1` for `vllm serve`. Default: the provider's."})
     api_key_env: str = field(default="OPENAI_API_KEY", metadata={
         "help": "Environment variable holding the API key (a vLLM server accepts any key)."})
-    timeout_s: float = field(default=10.0, metadata={
+    request_timeout_s: float = field(default=10.0, metadata={
         "help": "Bound on each request's whole time, in seconds, the client's transport retries (and any "
                 "`Retry-After` wait) included; past it the request is cancelled and `rules` takes over. Default 10, "
                 "so that four `llm` nodes on a server that never answers still leave a 60 s group time for the "
                 "fallback."})
     max_retries: int = field(default=1, metadata={
-        "help": "Transport retries (connection errors, 429, 5xx) per request, inside `timeout_s`."})
+        "help": "Transport retries (connection errors, 429, 5xx) per request, inside `request_timeout_s`."})
     parse_retries: int = field(default=1, metadata={
         "help": "Extra requests when the answer is not the JSON the node needs; then `rules` takes over."})
-    max_concurrency: int = field(default=16, metadata={"help": "Requests in flight at once, over all groups."})
+    max_concurrent_requests: int = field(default=16, metadata={"help": "Requests in flight at once, over all groups."})
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the mentor model."})
     max_tokens: int | None = field(default=None, metadata={
         "help": "Cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema "
@@ -82,10 +82,10 @@ class MentorConfig:
         "help": "Drafts the leakage checker may send back to the composer before the hint is withheld."})
 
     # The runtime: how the failed groups of a step run through the graph.
-    max_concurrency: int = field(default=16, metadata={"help": "Failed groups run through the graph at once."})
+    max_concurrent_groups: int = field(default=16, metadata={"help": "Failed groups run through the graph at once."})
     timeout_s: float = field(default=60.0, metadata={
         "help": "Wall-clock bound on each group's run through the graph, counted from the start of the run (one "
-                "per step and round) so that waiting for a `max_concurrency` slot counts too; a group not done by "
+                "per step and round) so that waiting for a `max_concurrent_groups` slot counts too; a group not done by "
                 "then gets no hint. So the mentor holds a step for at most this long per round."})
 
     # The splice: which groups get a hint, and how hinted attempts enter the training batch.
@@ -143,10 +143,10 @@ class MentorConfig:
             raise InputError("strip_hint: true applies to mode: in_step only; mode: next_attempt samples the problem "
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
         llm_nodes = sum(backend == "llm" for backend in self.nodes.values())
-        if llm_nodes * self.llm.timeout_s >= self.timeout_s:  # a hung server would leave no time for `rules`
-            warnings.warn(f"llm.timeout_s: {self.llm.timeout_s} s x {llm_nodes} llm node(s) is not under timeout_s: "
-                          f"{self.timeout_s} s, so a server that never answers takes the group's whole time and "
-                          f"the rules fallback never gives its hint. Set llm.timeout_s below "
+        if llm_nodes * self.llm.request_timeout_s >= self.timeout_s:  # a hung server would leave no time for `rules`
+            warnings.warn(f"llm.request_timeout_s: {self.llm.request_timeout_s} s x {llm_nodes} llm node(s) is not "
+                          f"under timeout_s: {self.timeout_s} s, so a server that never answers takes the group's whole time and "
+                          f"the rules fallback never gives its hint. Set llm.request_timeout_s below "
                           f"{self.timeout_s / llm_nodes:g}, or raise timeout_s", UserWarning, stacklevel=3)
 
     @classmethod
@@ -190,7 +190,7 @@ def _read_yaml(path: Path) -> Any:
 # Range of each numeric key: the check, and the allowed values as the error states them. An int passes for a float.
 _RANGES: dict[str, tuple[Any, str]] = {
     "max_leak_retries": (lambda v: v >= 0, "an integer >= 0"),
-    "max_concurrency": (lambda v: v >= 1, "an integer >= 1"),
+    "max_concurrent_groups": (lambda v: v >= 1, "an integer >= 1"),
     "timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
     "collapse_threshold": (math.isfinite, "a finite number (a reward)"),
     "k": (lambda v: v >= 1, "an integer >= 1"),
@@ -199,10 +199,10 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
-    "timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
+    "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
     "max_retries": (lambda v: v >= 0, "an integer >= 0"),
     "parse_retries": (lambda v: v >= 0, "an integer >= 0"),
-    "max_concurrency": (lambda v: v >= 1, "an integer >= 1"),
+    "max_concurrent_requests": (lambda v: v >= 1, "an integer >= 1"),
     "temperature": (lambda v: 0 <= v < math.inf, "a number >= 0"),
     "max_tokens": (lambda v: v is None or v >= 1, "an integer >= 1, or null for each node's own budget"),
 }
@@ -241,7 +241,16 @@ def _check_types(config, prefix: str) -> None:
         raise InputError(f"{prefix}{f.name}: expected {expected}, got {value!r} ({type(value).__name__})")
 
 
+# Keys renamed so that each name says its scope (a group, or one request): the old ones are refused, naming the new.
+RENAMED = {"MentorConfig": {"max_concurrency": "max_concurrent_groups"},
+           "LLMConfig": {"timeout_s": "request_timeout_s", "max_concurrency": "max_concurrent_requests"}}
+
+
 def _build(cls, values: dict, where: str):
+    prefix = "llm." if cls.__name__ == "LLMConfig" else ""
+    for old, new in RENAMED.get(cls.__name__, {}).items():
+        if old in values:
+            raise InputError(f"{prefix}{old} is now called {prefix}{new}: rename the key")
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:

@@ -152,7 +152,7 @@ def test_config_parses_and_builds_short_of_weights(path, fake_hub):
         if "llm" in config.nodes.values():
             assert config.llm.provider == "openai" and config.llm.base_url, "llm nodes need a reachable server"
             llm_nodes = sum(backend == "llm" for backend in config.nodes.values())
-            assert llm_nodes * config.llm.timeout_s < config.timeout_s, \
+            assert llm_nodes * config.llm.request_timeout_s < config.timeout_s, \
                 "a server that never answers must leave the rules fallback time within the group's bound"
 
     # GRPO: whole groups in every generation batch, for any number of training processes.
@@ -211,7 +211,7 @@ def test_ready_configs_cover_models_tasks_and_vllm_modes():
         assert c["num_generations"] == 8 and c["bf16"] is True and c["dtype"] == "bfloat16", name
         assert c["mentor"]["nodes"]["hint_composer"] == "llm", name
         llm = c["mentor"]["llm"]
-        assert llm["provider"] == "openai" and llm["base_url"].startswith("http") and llm["max_concurrency"] >= 1
+        assert llm["provider"] == "openai" and llm["base_url"].startswith("http") and llm["max_concurrent_requests"] >= 1
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -335,9 +335,24 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
 # The mentor config: values that make no sense, files that are not a config, graphs that are not a graph
 
 
+@pytest.mark.parametrize("values, message", [
+    ({"max_concurrency": 8}, "max_concurrency is now called max_concurrent_groups: rename the key"),
+    ({"llm": {"timeout_s": 5}}, "llm.timeout_s is now called llm.request_timeout_s: rename the key"),
+    ({"llm": {"max_concurrency": 4}}, "llm.max_concurrency is now called llm.max_concurrent_requests: rename the key"),
+])
+def test_the_renamed_scope_keys_are_refused_with_their_new_names(values, message):
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError, match=re.escape(message)):
+        MentorConfig.load(values)
+    assert MentorConfig.load({"max_concurrent_groups": 8, "timeout_s": 30, "llm": {
+        "request_timeout_s": 5, "max_concurrent_requests": 4}}).llm.max_concurrent_requests == 4
+
+
 @pytest.mark.parametrize("values, key, value, allowed", [
-    ({"max_concurrency": 0}, "max_concurrency", "0", "an integer >= 1"),
-    ({"max_concurrency": -1}, "max_concurrency", "-1", "an integer >= 1"),
+    ({"max_concurrent_groups": 0}, "max_concurrent_groups", "0", "an integer >= 1"),
+    ({"max_concurrent_groups": -1}, "max_concurrent_groups", "-1", "an integer >= 1"),
     ({"timeout_s": 0}, "timeout_s", "0", "a finite number of seconds > 0"),
     ({"timeout_s": -5.0}, "timeout_s", "-5.0", "a finite number of seconds > 0"),
     ({"timeout_s": float("inf")}, "timeout_s", "inf", "a finite number of seconds > 0"),
@@ -348,9 +363,9 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     ({"k": 0}, "k", "0", "an integer >= 1"),
     ({"mixed_share": 0}, "mixed_share", "0", "a number > 0 and <= 1"),
     ({"mixed_share": 1.5}, "mixed_share", "1.5", "a number > 0 and <= 1"),
-    ({"llm": {"max_concurrency": 0}}, "llm.max_concurrency", "0", "an integer >= 1"),
-    ({"llm": {"timeout_s": 0}}, "llm.timeout_s", "0", "a finite number of seconds > 0"),
-    ({"llm": {"timeout_s": -1}}, "llm.timeout_s", "-1", "a finite number of seconds > 0"),
+    ({"llm": {"max_concurrent_requests": 0}}, "llm.max_concurrent_requests", "0", "an integer >= 1"),
+    ({"llm": {"request_timeout_s": 0}}, "llm.request_timeout_s", "0", "a finite number of seconds > 0"),
+    ({"llm": {"request_timeout_s": -1}}, "llm.request_timeout_s", "-1", "a finite number of seconds > 0"),
     ({"llm": {"parse_retries": -1}}, "llm.parse_retries", "-1", "an integer >= 0"),
     ({"llm": {"max_tokens": -5}}, "llm.max_tokens", "-5", "an integer >= 1"),
     ({"llm": {"max_tokens": 0}}, "llm.max_tokens", "0", "an integer >= 1"),
@@ -371,11 +386,11 @@ def test_config_refuses_a_value_out_of_range_naming_key_value_and_range(values, 
 def test_config_accepts_the_edges_of_each_range():
     from mentor.config import MentorConfig
 
-    config = MentorConfig.load({"max_concurrency": 1, "timeout_s": 0.5, "collapse_threshold": -1, "k": 1,
+    config = MentorConfig.load({"max_concurrent_groups": 1, "timeout_s": 0.5, "collapse_threshold": -1, "k": 1,
                                 "max_leak_retries": 0, "mixed_share": 1, "max_rounds": 1,
-                                "llm": {"max_concurrency": 1, "timeout_s": 0.01, "parse_retries": 0, "max_retries": 0,
+                                "llm": {"max_concurrent_requests": 1, "request_timeout_s": 0.01, "parse_retries": 0, "max_retries": 0,
                                         "max_tokens": 1, "temperature": 0}})
-    assert (config.max_concurrency, config.llm.max_tokens, config.mixed_share) == (1, 1, 1)
+    assert (config.max_concurrent_groups, config.llm.max_tokens, config.mixed_share) == (1, 1, 1)
 
 
 def test_every_config_field_has_help_and_is_in_the_documented_example():

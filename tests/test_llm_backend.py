@@ -218,7 +218,7 @@ def test_a_body_that_is_not_a_chat_completion_falls_back(openai_server, rules_hi
 def test_a_server_that_hangs_past_the_request_timeout_falls_back_in_bounded_time(openai_server, rules_hint):
     openai_server.behaviour = lambda req: Reply(hang=True)
     t0 = time.perf_counter()
-    [result] = MentorRuntime(config(openai_server, timeout_s=0.25)).run([group()])
+    [result] = MentorRuntime(config(openai_server, request_timeout_s=0.25)).run([group()])
     wall = time.perf_counter() - t0
     assert result.error is None and result.hint == rules_hint
     assert set(result.backend.values()) == {"rules (llm fallback)"}
@@ -230,7 +230,7 @@ def test_the_group_timeout_bounds_a_whole_group_and_spares_the_others(openai_ser
     # The request timeout is long; the runtime's per-group timeout (1.5 s: room for the fine group under load)
     # must cut the hanging group off.
     openai_server.behaviour = lambda req: Reply(hang=True) if "Q: 158+267" in req.text else Reply()
-    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 1.5}, timeout_s=30))
+    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 1.5}, request_timeout_s=30))
     t0 = time.perf_counter()
     hung, fine = runtime.run([group(), addition(3)])
     wall = time.perf_counter() - t0
@@ -242,7 +242,7 @@ def test_the_group_timeout_bounds_a_whole_group_and_spares_the_others(openai_ser
 def test_groups_waiting_for_a_slot_share_the_timeout_so_a_hung_server_holds_the_run_once(openai_server):
     # One slot, three groups, a server that never answers: the run ends after one timeout, not three.
     openai_server.behaviour = lambda req: Reply(hang=True)
-    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 1.0, "max_concurrency": 1}, timeout_s=30))
+    runtime = MentorRuntime(config(openai_server, mentor={"timeout_s": 1.0, "max_concurrent_groups": 1}, request_timeout_s=30))
     t0 = time.perf_counter()
     results = runtime.run([group(), addition(2), addition(3)])
     wall = time.perf_counter() - t0
@@ -250,7 +250,7 @@ def test_groups_waiting_for_a_slot_share_the_timeout_so_a_hung_server_holds_the_
     assert 1.0 <= wall < 2.5, wall  # before: about 3 s, one timeout per group in turn
     # The group in the slot was cut off in its first node; the others never got the slot, and say so.
     assert "cut off in error_classifier (llm" in results[0].error and len(results[0].nodes) == 1
-    assert all(r.error.endswith("never got one of the max_concurrency = 1 slots") and r.nodes == []
+    assert all(r.error.endswith("never got one of the max_concurrent_groups = 1 slots") and r.nodes == []
                for r in results[1:])
 
 
@@ -258,29 +258,29 @@ def test_the_defaults_leave_the_rules_fallback_time_on_a_hung_server():
     import warnings
 
     defaults = MentorConfig()
-    assert len(NODES) * defaults.llm.timeout_s < defaults.timeout_s  # four hung llm nodes, then rules, in time
+    assert len(NODES) * defaults.llm.request_timeout_s < defaults.timeout_s  # four hung llm nodes, then rules, in time
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MentorConfig(nodes=ALL_LLM)
-    with pytest.warns(UserWarning, match=r"Set llm.timeout_s below 15, or raise timeout_s"):
-        MentorConfig(nodes=ALL_LLM, llm={"timeout_s": 15})
+    with pytest.warns(UserWarning, match=r"Set llm.request_timeout_s below 15, or raise timeout_s"):
+        MentorConfig(nodes=ALL_LLM, llm={"request_timeout_s": 15})
 
 
 @pytest.mark.parametrize("reply", [Reply(drip_s=0.5), Reply(status=429, headers={"Retry-After": "55"})],
                          ids=["drip", "429-retry-after"])
 def test_llm_timeout_bounds_a_whole_request_so_the_node_falls_back_in_time(openai_server, rules_hint, reply):
     # Each read of a dripping answer is quick, and the client would sleep out a 429's Retry-After before its retry:
-    # neither is cut by a per-read timeout. llm.timeout_s cuts the whole request, retries included.
+    # neither is cut by a per-read timeout. llm.request_timeout_s cuts the whole request, retries included.
     openai_server.behaviour = only("hint_composer", reply)
     runtime = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, mentor={"timeout_s": 30},
-                                   timeout_s=2, max_retries=2))
+                                   request_timeout_s=2, max_retries=2))
     t0 = time.perf_counter()
     [result] = runtime.run([group()])
     wall = time.perf_counter() - t0
     assert 2 <= wall < 8, wall  # cut at 2 s, not at the 30 s group bound or the 55 s Retry-After
     assert result.error is None and result.hint == rules_hint
     assert result.backend["hint_composer"] == "rules (llm fallback)"
-    assert result.fallbacks == ["hint_composer: TimeoutError: no answer within llm.timeout_s = 2 s"]
+    assert result.fallbacks == ["hint_composer: TimeoutError: no answer within llm.request_timeout_s = 2 s"]
     assert openai_server.count() == 1  # no retry was sent within the bound (a 429's retry waits 55 s)
     # The abandoned request was cancelled, which closed its connection: the dripping handler saw it and ended.
     deadline = time.monotonic() + 3
@@ -292,9 +292,9 @@ def test_llm_timeout_bounds_a_whole_request_so_the_node_falls_back_in_time(opena
 def test_a_group_cut_off_by_its_timeout_keeps_its_node_records_and_fallbacks(openai_server):
     # The classifier's request fails (a fallback); the analyst's hangs past the group's 1 s.
     openai_server.behaviour = lambda req: Reply(status=500) if req.node == "error_classifier" else Reply(hang=True)
-    with pytest.warns(UserWarning, match="llm.timeout_s: 30 s x 2 llm node"):
+    with pytest.warns(UserWarning, match="llm.request_timeout_s: 30 s x 2 llm node"):
         cut = config(openai_server, nodes={"error_classifier": "llm", "root_cause_analyst": "llm"},
-                     mentor={"timeout_s": 1.0}, timeout_s=30)
+                     mentor={"timeout_s": 1.0}, request_timeout_s=30)
     [result] = MentorRuntime(cut).run([group()])
     assert result.hint is None
     assert result.error.startswith("timeout: no hint within 1.0 s of the run's start; cut off in root_cause_analyst "
@@ -339,7 +339,7 @@ def test_64_concurrent_groups_get_their_own_answers_within_the_concurrency_bound
 
     openai_server.behaviour = behaviour
     groups = [addition(i) for i in range(64)]
-    results = MentorRuntime(config(openai_server, mentor={"max_concurrency": 64}, max_concurrency=8)).run(groups)
+    results = MentorRuntime(config(openai_server, mentor={"max_concurrent_groups": 64}, max_concurrent_requests=8)).run(groups)
     assert [r.problem_id for r in results] == [g.problem_id for g in groups]
     for g, r in zip(groups, results):
         assert r.error is None and r.fallbacks == [] and set(r.backend.values()) == {"llm"}

@@ -37,7 +37,7 @@ def chat(smollm2) -> BatchedChat:
 
 def mentor(model: str, nodes=ALL_LLM, **llm) -> dict:
     return {"nodes": nodes, "max_leak_retries": 0, "timeout_s": 300,
-            "llm": {"provider": "hf", "model": model, "timeout_s": 120, "parse_retries": 0, "max_tokens": 32, **llm}}
+            "llm": {"provider": "hf", "model": model, "request_timeout_s": 120, "parse_retries": 0, "max_tokens": 32, **llm}}
 
 
 def test_every_node_is_answered_by_the_model_in_schema_valid_json_in_one_batch_per_node(smollm2, chat):
@@ -66,8 +66,8 @@ def test_unconstrained_decoding_that_breaks_the_schema_falls_back_to_rules_count
     assert result.diagnosis == rules.diagnosis and result.hint == rules.hint
 
 
-def test_a_request_past_llm_timeout_s_falls_back_and_its_row_stops_generating(smollm2, chat):
-    runtime = MentorRuntime(mentor(smollm2, nodes={"hint_composer": "llm"}, timeout_s=0.5, max_tokens=None),
+def test_a_request_past_llm_request_timeout_s_falls_back_and_its_row_stops_generating(smollm2, chat):
+    runtime = MentorRuntime(mentor(smollm2, nodes={"hint_composer": "llm"}, request_timeout_s=0.5, max_tokens=None),
                             chat_model=chat)
     started = time.perf_counter()
     [result] = runtime.run([group(ARITHMETIC)])
@@ -112,7 +112,7 @@ def served(smollm2):
 
 
 def test_the_four_nodes_through_chatopenai_against_transformers_serve(smollm2, served):
-    config = mentor(smollm2, provider="openai", base_url=served, timeout_s=90, max_tokens=24)
+    config = mentor(smollm2, provider="openai", base_url=served, request_timeout_s=90, max_tokens=24)
     started = time.perf_counter()
     runtime = MentorRuntime(config)
     with pytest.warns(UserWarning, match="ignored response_format"):  # transformers serve drops the field

@@ -193,7 +193,7 @@ def test_config_errors_name_the_field():
     ({"k": True}, r"k: expected int, got True \(bool\)"),  # a bool is an int to Python, not to a config
     ({"strip_hint": 1}, r"strip_hint: expected bool, got 1"),
     ({"columns": ["answer"]}, r"columns: expected mapping"),
-    ({"llm": {"timeout_s": "30s"}}, r"llm.timeout_s: expected float, got '30s'"),
+    ({"llm": {"request_timeout_s": "30s"}}, r"llm.request_timeout_s: expected float, got '30s'"),
     ({"llm": {"base_url": 8000}}, r"llm.base_url: expected str or null, got 8000"),
 ])
 def test_config_refuses_values_of_the_wrong_type(values, message):

@@ -161,7 +161,7 @@ def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones
     from mentor.cli import summarise
 
     openai_server.behaviour = lambda req: Reply(hang=True)
-    hung = MentorRuntime(config(openai_server, timeout_s=0.3, mentor={"timeout_s": 0.5}))
+    hung = MentorRuntime(config(openai_server, request_timeout_s=0.3, mentor={"timeout_s": 0.5}))
     [cut] = hung.run([group()])
     [done] = MentorRuntime().run([group()])
     assert cut.error.startswith("timeout") and not done.error

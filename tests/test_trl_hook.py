@@ -290,7 +290,7 @@ def test_a_mentor_that_fails_every_call_lets_training_finish(tmp_path, monkeypat
 
 def test_an_unreachable_llm_server_falls_back_to_rules_and_is_counted(tmp_path):
     config = {"nodes": {"hint_composer": "llm"},
-              "llm": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "timeout_s": 2,
+              "llm": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "request_timeout_s": 2,
                       "max_retries": 0}}
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config(config).attach(trainer)
@@ -327,12 +327,12 @@ def test_attach_refuses_k_larger_than_the_group(tmp_path):
     Mentor.from_config({"strategy": "replace_k", "k": G}).attach(trainer)  # the whole group is allowed
 
 
-def test_a_dripping_llm_server_is_cut_at_llm_timeout_s_and_the_step_gets_rules_hints(tmp_path, openai_server):
+def test_a_dripping_llm_server_is_cut_at_llm_request_timeout_s_and_the_step_gets_rules_hints(tmp_path, openai_server):
     from openai_server import Reply
 
     openai_server.behaviour = lambda req: Reply(drip_s=0.5)  # each read is quick: a per-read timeout never fires
     config = {"nodes": {"hint_composer": "llm"}, "timeout_s": 30,
-              "llm": {"provider": "openai", "model": "m", "base_url": openai_server.base_url, "timeout_s": 2,
+              "llm": {"provider": "openai", "model": "m", "base_url": openai_server.base_url, "request_timeout_s": 2,
                       "max_retries": 1}}
     trainer = make_trainer(tmp_path, RecordingReward())
     Mentor.from_config(config).attach(trainer)
@@ -343,7 +343,7 @@ def test_a_dripping_llm_server_is_cut_at_llm_timeout_s_and_the_step_gets_rules_h
     # Cut at 2 s, with the groups at once: far under the 30 s group bound, loose enough for a loaded machine.
     assert 2 <= log["mentor/mentor_s"] < 15, log["mentor/mentor_s"]
     records = list(TraceStore(tmp_path, readonly=True))
-    assert all(r["fallbacks"] == ["hint_composer: TimeoutError: no answer within llm.timeout_s = 2 s"]
+    assert all(r["fallbacks"] == ["hint_composer: TimeoutError: no answer within llm.request_timeout_s = 2 s"]
                for r in records) and len(records) == 2
 
 

@@ -2,7 +2,7 @@
 
 Requests that arrive together (the concurrent groups' calls to one node) become one left-padded `generate`, and
 a request carrying `response_format` json_schema is decoded under that schema by xgrammar's logits processor, so
-a small model writes valid JSON. A request whose caller gave up (llm.timeout_s) stops its row at the next token.
+a small model writes valid JSON. A request whose caller gave up (llm.request_timeout_s) stops its row at the next token.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
                 answer = await asyncio.wait_for(chat_model.ainvoke(
                     messages, **_request_kwargs(chat_model, node, schema, max_tokens, constrained)), timeout_s)
             except asyncio.TimeoutError:
-                raise TimeoutError(f"no answer within llm.timeout_s = {timeout_s} s") from None
+                raise TimeoutError(f"no answer within llm.request_timeout_s = {timeout_s} s") from None
             except Exception as e:
                 if not (constrained and _rejects_response_format(e)):
                     raise
@@ -161,5 +161,5 @@ def chat_model_from_config(llm) -> Any:
     Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.runner.mentor_loop`), where every
     graph run happens, so they stay open from one training step to the next.
     """
-    return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.timeout_s,
+    return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.request_timeout_s,
                              llm.max_retries, llm.temperature, llm.max_tokens or 512)  # each request sets its own

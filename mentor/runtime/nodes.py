@@ -48,7 +48,7 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
         out = await ask(node, group.task, prompt_variables(state, group), validate,
                         chat_model=ctx.chat_model or chat_model_from_config(llm),
                         prompts_dir=ctx.mentor.prompts_dir, parse_retries=llm.parse_retries,
-                        limit=ctx.llm_limit, timeout_s=llm.timeout_s, max_tokens=llm.max_tokens,
+                        limit=ctx.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
                         schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
                         structured=ctx.structured or StructuredOutput(llm.structured_output))
         return {**out, "backend": {node: "llm"}}

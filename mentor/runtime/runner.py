@@ -98,7 +98,7 @@ class MentorRuntime:
     """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` of the start.
 
     Args:
-        config: the MentorConfig (graph, backends, `max_concurrency`, `timeout_s`).
+        config: the MentorConfig (graph, backends, `max_concurrent_groups`, `timeout_s`).
         chat_model: the chat model of `llm` nodes; default: built from `config.llm`.
     """
 
@@ -115,8 +115,8 @@ class MentorRuntime:
 
     async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
                    ) -> list[Intervention]:
-        gate = asyncio.Semaphore(self.config.max_concurrency)
-        llm_limit = asyncio.Semaphore(self.config.llm.max_concurrency)
+        gate = asyncio.Semaphore(self.config.max_concurrent_groups)
+        llm_limit = asyncio.Semaphore(self.config.llm.max_concurrent_requests)
 
         async def in_a_slot(group: FailedGroup, progress: _Progress) -> Intervention:
             async with gate:
@@ -153,7 +153,7 @@ class MentorRuntime:
             reason += "; cut off in " + ", ".join(f"{r['node']} ({r['backend']}, {r['latency_s']:.1f} s)"
                                                   for r in running)
         elif not progress.nodes and not progress.state:
-            reason += f"; it never got one of the max_concurrency = {self.config.max_concurrency} slots"
+            reason += f"; it never got one of the max_concurrent_groups = {self.config.max_concurrent_groups} slots"
         result.error = reason
         return result
 
