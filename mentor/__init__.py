@@ -22,8 +22,8 @@ __all__ = ["Attempt", "Diagnosis", "FailedGroup", "InputError", "Intervention", 
 def __getattr__(name):
     # The TRL side imports torch and trl: load it only when asked for.
     if name in ("Mentor", "MentorCallback"):
-        from mentor import integration
-        return getattr(integration, name)
+        from mentor.trl import callback
+        return getattr(callback, name)
     if name == "MentorConfig":
         from mentor.config import MentorConfig
         return MentorConfig

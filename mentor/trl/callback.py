@@ -15,7 +15,7 @@ from transformers.trainer_callback import ExportableState
 
 from mentor.config import MentorConfig
 from mentor.dependencies import version_range
-from mentor.intervene import InStepHook, problem_id
+from mentor.trl.hook import GenerationHook, problem_id
 from mentor.runtime import MentorRuntime
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
@@ -181,7 +181,7 @@ class Mentor:
         task = self._check(trainer)
         self.callback = MentorCallback(self)
         trainer.add_callback(self.callback)
-        InStepHook(trainer, self.config, self.runtime, task, self.callback)
+        GenerationHook(trainer, self.config, self.runtime, task, self.callback)
         off_policy = ""
         if self.config.strip_hint:
             off_policy = " off-policy: strip_hint" + (" + train_prefix" if self.config.train_prefix else "")

@@ -1,4 +1,5 @@
-"""The in-step hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt.
+"""The generation hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt (mode
+in_step), or a hint for their next sampling (mode next_attempt).
 
 It wraps three methods of one GRPOTrainer instance (no TRL code is copied or changed):
 - `_generate_and_score_completions(inputs)`: remembers the dataset rows of the generation batch;
@@ -9,7 +10,7 @@ It wraps three methods of one GRPOTrainer instance (no TRL code is copied or cha
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
 runs once per group (the groups split across ranks), each rank re-generates an equal share of the hinted groups, and
-each rank splices the rows it holds. Every rank makes the same collective calls (see mentor/distributed.py).
+each rank splices the rows it holds. Every rank makes the same collective calls (see mentor/trl/distributed.py).
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ import torch
 
 from mentor.graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
-from mentor.distributed import gather, rank_and_world, split_map
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text
+from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.types import Attempt, FailedGroup, Intervention
 
 
@@ -66,7 +67,7 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
-class InStepHook:
+class GenerationHook:
     """Wraps a GRPOTrainer instance so collapsed groups are mentored inside the step.
 
     Args:
@@ -129,7 +130,7 @@ class InStepHook:
         total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
         return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
 
-    def totals(self, rewards_per_func: torch.Tensor) -> list[float | None]:
+    def row_rewards(self, rewards_per_func: torch.Tensor) -> list[float | None]:
         """`total` as a list for the trace, with None where it is NaN (unscorable)."""
         return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
 
@@ -154,7 +155,7 @@ class InStepHook:
         stats = Counter()
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
-        totals = self.totals(rewards)
+        totals = self.row_rewards(rewards)
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
@@ -382,7 +383,7 @@ class InStepHook:
                   "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
-            totals = self.totals(scores)
+            totals = self.row_rewards(scores)
             record["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                    for c, r in zip(gen.completions, totals)]
             record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
