@@ -21,9 +21,12 @@ __all__ = ["Attempt", "Diagnosis", "FailedGroup", "InputError", "Intervention", 
 
 def __getattr__(name):
     # The TRL side imports torch and trl: load it only when asked for.
-    if name in ("Mentor", "MentorCallback"):
-        from mentor.trl import callback
-        return getattr(callback, name)
+    if name == "Mentor":
+        from mentor.mentor import Mentor
+        return Mentor
+    if name == "MentorCallback":
+        from mentor.trl.callback import MentorCallback
+        return MentorCallback
     if name == "MentorConfig":
         from mentor.config import MentorConfig
         return MentorConfig

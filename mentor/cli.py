@@ -101,22 +101,22 @@ def check_output(out: Path) -> None:
 def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
-    from mentor.runtime import MentorRuntime
+    from mentor.mentor import Mentor
 
     out = Path(args.output)
     check_output(out)  # before any group runs, not after
     groups, problems = read_failures(Path(args.failures))
     for problem in problems:
         print(problem, file=sys.stderr)
-    runtime = MentorRuntime(args.config)
+    mentor = Mentor.from_config(args.config)
     with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
-        interventions = runtime.run(groups, on_done=lambda _: bar.update())
+        interventions = mentor.diagnose(groups, on_done=lambda _: bar.update())
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as f:
         for group, intervention in zip(groups, interventions):  # the problem and its attempts, as training traces
             attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
             f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
-    print(summarise(interventions, runtime.structured))
+    print(summarise(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0
 

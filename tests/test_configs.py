@@ -117,7 +117,7 @@ def call_reward(reward, completions: list, row: dict) -> list[float]:
 def test_config_parses_and_builds_short_of_weights(path, fake_hub):
     from mentor import Mentor
     from mentor.config import MentorConfig
-    from mentor.trl.callback import dataset_task
+    from mentor.trl.attach import dataset_task
 
     script_args, training_args, model_args = parse(path)
     rewards, dataset, mentor = train_grpo.build_trainer(script_args, training_args, model_args, load_weights=False)

@@ -1,61 +1,22 @@
-"""Mentor and MentorCallback: the mentor added to an existing TRL GRPO script in three lines.
-
-    from mentor import Mentor
-    mentor = Mentor.from_config("mentor.yaml")   # or a dict, or a MentorConfig
-    mentor.attach(trainer)                       # any GRPOTrainer or subclass instance
-"""
+"""MentorCallback: the mentor's state during training (hint history, pending hints, run-long counters, traces),
+saved in every checkpoint."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
-from mentor.config import MentorConfig
-from mentor.dependencies import version_range
-from mentor.trl.hook import GenerationHook, problem_id
-from mentor.runtime import MentorRuntime
-from mentor.tasks import configured_task
-from mentor.tasks.base import Task
 from mentor.traces import TraceStore
-from mentor.types import FailedGroup, InputError, Intervention
+from mentor.trl.hook import problem_id
+from mentor.types import Intervention
+
+if TYPE_CHECKING:
+    from mentor.mentor import Mentor
 
 logger = logging.getLogger("mentor")
-
-TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
-# TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
-HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
-
-
-def infer_task(columns: list[str] | None) -> str:
-    """The task a dataset's columns point to: code (`test`, `entry_point`), arithmetic (`operands`), math."""
-    columns = set(columns or [])
-    if {"test", "entry_point"} <= columns:
-        return "code"
-    if "operands" in columns:
-        return "arithmetic"
-    return "math"
-
-
-def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
-    """The task adapter for a training dataset; raises InputError if the dataset lacks a reference column it needs.
-
-    Args:
-        config: the mentor config: its `task` (None: inferred from the columns) and `columns` (our field -> the
-            dataset's column).
-        columns: the dataset's column names; None when unknown (then nothing is checked).
-    """
-    ours = {column: field for field, column in config.columns.items()}
-    task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
-    if columns is not None:
-        absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
-        if absent:
-            raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
-                             f"its references; it has {columns}. Add them, or map yours with the mentor "
-                             f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
-    return task
 
 
 class MentorCallback(TrainerCallback, ExportableState):
@@ -148,73 +109,3 @@ class MentorCallback(TrainerCallback, ExportableState):
             trainer._metrics["train"][name].append(float(value))
             if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s")):
                 self.totals[name] = self.totals.get(name, 0.0) + float(value)
-
-
-class Mentor:
-    """The mentor: a LangGraph graph that turns collapsed GRPO groups into hints. Build it with
-    `Mentor.from_config(...)`, the one constructor users are given.
-
-    Args:
-        config: the loaded MentorConfig.
-        chat_model: the LangChain chat model for `llm` nodes (default: built from `config.llm`).
-    """
-
-    def __init__(self, config: MentorConfig, chat_model: Any = None):
-        if not isinstance(config, MentorConfig):
-            raise InputError(f"Mentor(...) takes a loaded MentorConfig, got {type(config).__name__}; build the "
-                             f"mentor with Mentor.from_config(...), which reads a dict, a YAML file or None")
-        self.config = config
-        self.runtime = MentorRuntime(self.config, chat_model)
-        self.callback: MentorCallback | None = None
-
-    @classmethod
-    def from_config(cls, source: MentorConfig | dict | str | None = None, chat_model: Any = None) -> Mentor:
-        """A Mentor from a MentorConfig, a dict or a YAML file (a training YAML's `mentor:` section works)."""
-        return cls(MentorConfig.load(source), chat_model)
-
-    def diagnose(self, groups: list[FailedGroup]) -> list[Intervention]:
-        """Runs stored failed groups through the graph (what `mentor diagnose` does)."""
-        return self.runtime.run(groups)
-
-    def attach(self, trainer) -> MentorCallback:
-        """Installs the in-step hook on `trainer` and registers a MentorCallback; returns the callback."""
-        task = self._check(trainer)
-        self.callback = MentorCallback(self)
-        trainer.add_callback(self.callback)
-        GenerationHook(trainer, self.config, self.runtime, task, self.callback)
-        off_policy = ""
-        if self.config.strip_hint:
-            off_policy = " off-policy: strip_hint" + (" + train_prefix" if self.config.train_prefix else "")
-        logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s%s", task.name, self.config.strategy,
-                    self.config.hint_placement, self.config.mode, off_policy)
-        return self.callback
-
-    def _check(self, trainer) -> Task:
-        """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
-        import trl
-        from packaging.version import Version
-
-        if not isinstance(trainer, trl.GRPOTrainer):
-            raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer (or subclass), got {type(trainer).__name__}")
-        low, high = TESTED_TRL
-        if not Version(low) <= Version(trl.__version__) < Version(high):
-            raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
-                               f"Install a tested version: pip install 'trl>={low},<{high}'")
-        missing = [m for m in HOOKED_METHODS if not callable(getattr(trainer, m, None))]
-        if missing:
-            raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook uses")
-        if getattr(trainer, "_mentor_attached", False):
-            raise RuntimeError("a mentor is already attached to this trainer")
-        for feature in ("tools", "rollout_func", "environment_factories"):
-            if getattr(trainer, feature, None):
-                raise NotImplementedError(f"the mentor does not support GRPOTrainer's `{feature}` yet")
-        columns = getattr(trainer.train_dataset, "column_names", None)
-        if columns is not None and ("image" in columns or "images" in columns):
-            raise NotImplementedError("the mentor does not support image datasets yet")
-        task = dataset_task(self.config, columns)
-        G = trainer.num_generations  # known only now: the config alone cannot check k against it
-        if self.config.strategy == "replace_k" and self.config.k > G:
-            raise InputError(f"k: {self.config.k} is out of range; replace_k replaces at most the group's "
-                             f"num_generations = {G} rows: set k to an integer from 1 to {G}")
-        trainer._mentor_attached = True
-        return task
