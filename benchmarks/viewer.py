@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from mentor.traces import TraceStore  # noqa: E402
-from mentor.viewer import TraceSource, build_html, graph_spec  # noqa: E402
+from mentor.traces.viewer import TraceSource, build_html, graph_spec  # noqa: E402
 from test_viewer import Chromium, find_chromium  # noqa: E402
 from machine import cpu_name  # noqa: E402
 

@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mentor.jsonl import parse_lines
+from mentor.traces.jsonl import parse_lines
 from mentor.tasks import get_task
 from mentor.types import FailedGroup, InputError, Intervention
 
@@ -167,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mentor.demo import add_demo_command
     from mentor.evaluation import add_eval_command
-    from mentor.viewer import add_traces_command
+    from mentor.traces.viewer import add_traces_command
 
     add_demo_command(sub)
     add_eval_command(sub)

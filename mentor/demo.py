@@ -113,7 +113,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor.tasks import arithmetic
     from mentor.rewards import arithmetic_reward
     from mentor.traces import TraceStore
-    from mentor.viewer import write_html
+    from mentor.traces.viewer import write_html
 
     model, tokenizer = load_policy(policy_dir)
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
