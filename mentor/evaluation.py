@@ -15,7 +15,7 @@ from typing import Any
 
 from mentor.types import FailedGroup, InputError
 
-BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.pretrain.completions)
+BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.sampling.completions)
 LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
 DEFAULT_MAX_NEW_TOKENS = 256
 
@@ -171,12 +171,12 @@ def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement
 def sample(policy: Policy, inputs: list[Inputs], samples: int, temperature: float, max_new_tokens: int, seed: int,
            desc: str = "sampling") -> list[list[tuple[str, list[int]]]]:
     """`samples` responses per input: (whole response text, the prefix included; generated token ids). Batched and
-    seeded as mentor.lab.pretrain.completions: the same seed, chunks and inputs give the same samples. Each response is
+    seeded as mentor.lab.sampling.completions: the same seed, chunks and inputs give the same samples. Each response is
     at most `max_new_tokens` long, a prefix hint included, so a hint buys no extra length."""
     import torch
     from tqdm.auto import tqdm
 
-    from mentor.lab.pretrain import generate_ids
+    from mentor.lab.sampling import generate_ids
 
     per = max(1, BATCH_SIZE // samples)
     out: list[list[tuple[str, list[int]]]] = []

@@ -308,7 +308,7 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     tokenizer.save_pretrained(tmp_path / "policy")
 
     from mentor.config import MentorConfig
-    from mentor.demo import LAB_STRATEGY
+    from mentor.lab.demo import LAB_STRATEGY
 
     config = yaml.safe_load((TRAINING / "configs" / "lab_cpu.yaml").read_text())
     assert MentorConfig.load(config["mentor"]) == MentorConfig.load(LAB_STRATEGY)  # the YAML runs the demo's arm

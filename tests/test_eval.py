@@ -8,7 +8,8 @@ import pytest
 from mentor.cli import main
 from mentor.lab import data as labdata
 from mentor.lab.failures import failure_rows
-from mentor.lab.pretrain import completions, torch_threads
+from mentor.lab.pretrain import torch_threads
+from mentor.lab.sampling import completions
 from mentor.tasks import arithmetic
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
@@ -66,7 +67,7 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
 
 def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
     """On a mix of easy and hard problems at T=1.5 (so rewards vary), the `none` row's figures are those of the lab's
-    own batched sampling (mentor.lab.pretrain.completions) with the same seed."""
+    own batched sampling (mentor.lab.sampling.completions) with the same seed."""
     from mentor.evaluation import evaluate, group_inputs, load_policy, sample
     from mentor.types import Attempt, FailedGroup
 
