@@ -25,7 +25,7 @@ DEFAULT_MAX_NEW_TOKENS = 256
 def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
     """The failed groups of FAILURES (a `mentor diagnose` .jsonl, a run directory or its traces.sqlite), and one
     message per failure skipped (a bad line, a group without its reference)."""
-    from mentor.cli import checked_group, read_failures as read_jsonl
+    from mentor.failures import checked_group, read_failures_jsonl
     from mentor.traces import TraceStore, trace_path
 
     path = Path(path)
@@ -44,7 +44,7 @@ def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
         finally:
             store.close()
     else:
-        groups, skipped = read_jsonl(path)
+        groups, skipped = read_failures_jsonl(path)
     if not groups:
         raise InputError(f"FAILURES {path}: no failed group to evaluate" +
                          (f" ({len(skipped)} skipped: {skipped[0]})" if skipped else " (the file is empty)"))
@@ -155,6 +155,7 @@ class Inputs:
 
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
     from mentor.tasks import get_task
+    from mentor.tasks.base import response_prefix_ids
 
     task, rendered = get_task(group.task), policy.render(group.prompt)
     plain = policy.encode(rendered)
@@ -164,7 +165,7 @@ def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement
         return Inputs(plain, policy.encode(policy.render(task.hinted_prompt(group.prompt, hint))), [])
     prefix_text = task.response_prefix(hint)
     hinted = policy.encode(rendered + prefix_text)
-    prefix = hinted[len(plain):] if hinted[:len(plain)] == plain else policy.encode(prefix_text)
+    prefix = response_prefix_ids(plain, hinted, lambda: policy.encode(prefix_text))
     return Inputs(plain, plain + prefix, prefix, prefix_text)
 
 
@@ -361,7 +362,7 @@ row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 
 
 def cmd_eval(args) -> int:
-    from mentor.cli import check_output
+    from mentor.failures import check_output
     from mentor.lab.pretrain import torch_threads
 
     out, html = Path(args.output), Path(args.html) if args.html else None

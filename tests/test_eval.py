@@ -116,7 +116,7 @@ def test_a_failure_without_its_reference_is_skipped_and_counted(failures, tmp_pa
 def test_a_run_trace_store_is_read_as_its_collapsed_groups(failures, tmp_path):
     """A record with a classifier's output (the mentor graph) gives its group; one without (the static library graph
     writes no reference back) is skipped and counted."""
-    from mentor.cli import checked_group
+    from mentor.failures import checked_group
     from mentor.runtime import MentorRuntime
     from mentor.traces import TraceStore
 

@@ -27,7 +27,7 @@ import torch
 from mentor.graphs.static_hints.nodes import LIBRARY_FIELD
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime
-from mentor.tasks.base import Task, completion_text
+from mentor.tasks.base import Task, completion_text, response_prefix_ids
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.types import Attempt, FailedGroup, Intervention
 
@@ -370,9 +370,9 @@ class GenerationHook:
 
     def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
         """Token ids of the response prefix: what the hinted prompt adds to the original one."""
-        if list(hinted[:len(original)]) == list(original):
-            return list(hinted[len(original):])
-        return self.trainer.processing_class(text=self.task.response_prefix(hint), add_special_tokens=False)["input_ids"]
+        tokenizer = self.trainer.processing_class
+        return response_prefix_ids(original, hinted, lambda: tokenizer(text=self.task.response_prefix(hint),
+                                                                       add_special_tokens=False)["input_ids"])
 
     def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
                iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
