@@ -29,6 +29,7 @@ from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime
 from mentor.tasks.base import Task, completion_text, response_prefix_ids
 from mentor.trl.distributed import gather, rank_and_world, split_map
+from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 
@@ -164,8 +165,7 @@ class GenerationHook:
             for g in targets:
                 failed = self.failed_group(rows[g * G], attempts[g], history[g])
                 if isinstance(failed, str):
-                    stats["skipped"] += 1
-                    stats[f"skipped/{failed}"] += 1
+                    count_skipped(stats, failed)
                     continue
                 groups.append(failed)
                 kept.append(g)
@@ -179,16 +179,8 @@ class GenerationHook:
             for g, iv in zip(kept, interventions):
                 record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
                 records.append(record)
-                stats["interventions"] += 1
-                stats["recovered"] += record["recovered"]
-                stats["withheld"] += iv.withheld
-                stats["leaks_blocked"] += len(iv.leak["leaked_drafts"])
-                stats["llm_fallbacks"] += len(iv.fallbacks)
-                stats["failures"] += iv.error is not None
-                stats[f"error_class/{iv.diagnosis.error_class}"] += iv.error is None
+                count_intervention(stats, iv, record["recovered"])
                 if iv.hint:
-                    stats["tier_sum"] += iv.tier
-                    stats["hinted"] += 1
                     self.callback.remember(rows[g * G], iv)
                     history[g].append({"tier": iv.tier, "hint": iv.hint})
                     if self.config.mode == "in_step":
@@ -201,18 +193,7 @@ class GenerationHook:
                             targets.append(g)
             if not targets or self.config.mode == "next_attempt":
                 break
-        metrics = {
-            "mentor/collapse_rate_before": len(history) / max(n_groups, 1),
-            "mentor/collapse_rate_after": len(self.collapsed(rewards)) / max(n_groups, 1),
-            "mentor/interventions": stats["interventions"],
-            "mentor/recovered": stats["recovered"] / stats["interventions"] if stats["interventions"] else 0.0,
-            "mentor/withheld": stats["withheld"], "mentor/leaks_blocked": stats["leaks_blocked"],
-            "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
-            "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
-            "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
-            "mentor/skipped": stats["skipped"],
-            **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
-        }
+        metrics = step_metrics(stats, len(history), len(self.collapsed(rewards)), n_groups, mentor_s, regen_s)
         self.callback.log_step(self.trainer, step, metrics, records)
 
     def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list
