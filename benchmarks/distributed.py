@@ -47,7 +47,7 @@ def step_times(steps: int, rows: int, out: str) -> dict[str, list[float]]:
     trainer = GRPOTrainer(model=model, reward_funcs=[arithmetic_reward], args=args,
                           train_dataset=make_dataset("hard", 2000, seed=0), processing_class=tokenizer)
     Mentor.from_config({"traces": True}).attach(trainer)
-    hook = trainer._generate.__self__  # the InStepHook
+    hook = trainer._generate.__self__  # the GenerationHook
 
     def generate(prompts):
         return hook.generate_raw(prompts) if trainer.state.global_step % 2 else hook.generate(prompts)

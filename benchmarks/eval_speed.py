@@ -1,5 +1,5 @@
 """`mentor eval`'s speed on the lab: 30 collapsed groups x G=8 x 4 rows (none, 1- and 3-digit prefix libraries, the
-mentor), against a baseline from the same run: the lab's own batched sampling (mentor.lab.pretrain.completions) of
+mentor), against a baseline from the same run: the lab's own batched sampling (mentor.lab.sampling.completions) of
 the same groups, 4 times. Prints wall seconds, the ratio and the load average.
 
     PYTHONPATH=. .venv/bin/python benchmarks/eval_speed.py [--threads 1]
@@ -16,7 +16,8 @@ from pathlib import Path
 
 from mentor.cli import main as cli
 from mentor.lab.failures import failure_rows
-from mentor.lab.pretrain import completions, load_policy, torch_threads
+from mentor.lab.pretrain import load_policy, torch_threads
+from mentor.lab.sampling import completions
 
 CONFIGS = Path(__file__).resolve().parent / "eval_configs"
 

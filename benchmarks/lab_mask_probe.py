@@ -24,7 +24,7 @@ import time
 import torch
 
 from mentor.lab import data as labdata
-from mentor.lab import pretrain
+from mentor.lab import pretrain, sampling
 from mentor.tasks import arithmetic
 
 COLUMNS = ("thousands", "hundreds", "tens")
@@ -54,15 +54,15 @@ def evaluate(args) -> dict:
     model, tokenizer = load(args.policy)
     hard = heldout()
     easy = labdata.generate_problems("easy", 500, seed=1234, split="all")
-    groups = pretrain.sample_rewards(model, tokenizer, hard, num_samples=8, temperature=1.0)
-    out = {"easy": pretrain.evaluate(model, tokenizer, easy), "hard": pretrain.evaluate(model, tokenizer, hard),
+    groups = sampling.sample_rewards(model, tokenizer, hard, num_samples=8, temperature=1.0)
+    out = {"easy": sampling.evaluate(model, tokenizer, easy), "hard": sampling.evaluate(model, tokenizer, hard),
            "collapsed": sum(not any(g) for g in groups) / len(groups)}
     for c, name in enumerate(COLUMNS):
-        got = [arithmetic.extract_answer(o[0]) for o in pretrain.completions(model, tokenizer, hard, masked(c))]
+        got = [arithmetic.extract_answer(o[0]) for o in sampling.completions(model, tokenizer, hard, masked(c))]
         out[f"mask_{name}"] = sum(g == row["answer"] for g, row in zip(got, hard)) / len(hard)
         copies = sum(g is not None and g[c] == row["answer"][c] for g, row in zip(got, hard))
         out[f"mask_{name}_copies"] = copies / len(hard)
-    out["prefix_2_digits"] = pretrain.evaluate(model, tokenizer, hard, hint_fn=pretrain.first_digits(2),
+    out["prefix_2_digits"] = sampling.evaluate(model, tokenizer, hard, hint_fn=sampling.first_digits(2),
                                                placement="prefix")
     return out
 
@@ -72,12 +72,12 @@ def rescue(args) -> dict:
     hard = heldout()
     seed = 1 + 10 * args.sample_seed
     mentor = []  # the column most of the 8 unhinted attempts get wrong (leftmost on ties)
-    for group, row in zip(pretrain.completions(model, tokenizer, hard, num_samples=8, temperature=1.0, seed=seed),
+    for group, row in zip(sampling.completions(model, tokenizer, hard, num_samples=8, temperature=1.0, seed=seed),
                           hard):
         got = [c.strip()[:4] for c in group]  # a digit column is wrong unless 4 characters came and it matches
         wrong = [sum(len(g) < 4 or g[c] != row["answer"][c] for g in got) for c in range(len(COLUMNS))]
         mentor.append(wrong.index(max(wrong)))
-    rescued = [[any(g) for g in pretrain.sample_rewards(model, tokenizer, hard, hint_fn=masked(c), seed=seed + 1)]
+    rescued = [[any(g) for g in sampling.sample_rewards(model, tokenizer, hard, hint_fn=masked(c), seed=seed + 1)]
                for c in range(len(COLUMNS))]
     rule = [0 if sum(row["operands"]) >= 1000 else 1 for row in hard]
     n = len(hard)

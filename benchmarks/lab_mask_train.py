@@ -27,8 +27,8 @@ import argparse
 import json
 from pathlib import Path
 
-from mentor import demo, tasks
-from mentor.lab import pretrain
+from mentor import tasks
+from mentor.lab import demo, pretrain, sampling
 from mentor.tasks import arithmetic
 from mentor.tasks.arithmetic import WIDTH, ArithmeticTask
 
@@ -66,9 +66,9 @@ def swap_in_mask_hints(column: str, rule: str) -> None:
     """Mask hints for this process's demo run: library, composer and hinted evaluation."""
     tasks.register(MaskTask.name, MaskTask(rule))
     arithmetic.partial_answer_hint = lambda answer, k: arithmetic.mask_hint(answer, LIBRARY_COLUMNS[column](answer))
-    pretrain.first_digits = lambda k: (lambda row: arithmetic.mask_hint(row["answer"], 1))
-    evaluate = pretrain.evaluate
-    pretrain.evaluate = lambda *args, placement="prompt", **kwargs: evaluate(*args, placement="prompt", **kwargs)
+    sampling.first_digits = lambda k: (lambda row: arithmetic.mask_hint(row["answer"], 1))
+    evaluate = sampling.evaluate
+    sampling.evaluate = lambda *args, placement="prompt", **kwargs: evaluate(*args, placement="prompt", **kwargs)
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-r"""The CPU lab's hinted arms under another splice strategy than the demo's (`mentor.demo.LAB_STRATEGY`).
+r"""The CPU lab's hinted arms under another splice strategy than the demo's
+(`mentor.lab.demo.LAB_STRATEGY`).
 
 Prints each arm's unhinted held-out accuracy per seed; the runs (results.json, traces) go to --out. The library's
 on-policy default, for instance (docs/lab.md, "Variants measured on the way"):
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from mentor import demo
+from mentor.lab import demo
 
 
 def main() -> None:
@@ -22,7 +23,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="0")
     ap.add_argument("--out", default="/tmp/lab_strategy")
     args = ap.parse_args()
-    # Through the settings, not by editing LAB_STRATEGY: each run is a fresh process that re-imports mentor.demo.
+    # Through the settings, not by editing LAB_STRATEGY: each run is a fresh process that re-imports
+    # mentor.lab.demo.
     settings = demo.DemoSettings(seeds=[int(s) for s in args.seeds.split(",")], arms=args.arms.split(","),
                                  strategy={**demo.LAB_STRATEGY, **json.loads(args.strategy)})
     results = demo.run_demo(args.out, settings)

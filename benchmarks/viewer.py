@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/viewer.py                       # 100, 1,000 and 10,000 interventions, 3 loads each
     .venv/bin/python benchmarks/viewer.py --sizes 10000 --repeats 5
 
-For each size it writes that many synthetic intervention records (the shape InStepHook.record writes: 4 failed
+For each size it writes that many synthetic intervention records (the shape GenerationHook.record writes: 4 failed
 attempts, the node records of the task stream with their inputs and outputs, a rejected draft on one in three,
 4 re-attempt completions) into a TraceStore, builds the page with `mentor traces view`'s code, and loads it
 from file:// in headless Chromium (tests/chromium.py's CDP client). It reports:
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from chromium import Chromium, find_chromium  # noqa: E402
 from machine import cpu_name  # noqa: E402
 from mentor.traces import TraceStore  # noqa: E402
-from mentor.viewer import TraceSource, build_html, graph_spec  # noqa: E402
+from mentor.traces.viewer import TraceSource, build_html, graph_spec  # noqa: E402
 
 CLASSES = ["missed_carry", "wrong_tens", "wrong_hundreds", "no_answer", "off_by_one", "format"]
 NODES = ["error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker"]
@@ -49,7 +49,7 @@ ALPHABET = "0123456789 +=?QA:abcdefghijklmnopqrstuvwxyz"
 
 
 def synthetic_record(i: int, rng: random.Random, G: int = 4) -> dict:
-    """One intervention record shaped like a real one (see mentor/intervene.py `InStepHook.record`)."""
+    """One intervention record shaped like a real one (see mentor/trl/hook.py `GenerationHook.record`)."""
     a, b = rng.randint(100, 999), rng.randint(100, 999)
     answer = f"{a + b:04d}"
     cls = rng.choice(CLASSES)

@@ -15,16 +15,17 @@ _CHECKOUT = _HERE.parent if not (_HERE / "graphs").is_dir() and (_HERE.parent / 
 if _CHECKOUT is not None:
     __path__.append(str(_CHECKOUT))
 
+# The public API: what README and docs import from `mentor`. The rest is reached by its module path.
 __all__ = ["Attempt", "Diagnosis", "FailedGroup", "InputError", "Intervention", "LeakVerdict", "Mentor",
            "MentorCallback", "MentorConfig"]
 
+# Loaded when first asked for: Mentor brings LangGraph, MentorCallback transformers (the TRL side).
+_LAZY = {"Mentor": "mentor.mentor", "MentorCallback": "mentor.trl.callback", "MentorConfig": "mentor.config"}
+
 
 def __getattr__(name):
-    # The TRL side imports torch and trl: load it only when asked for.
-    if name in ("Mentor", "MentorCallback"):
-        from mentor import integration
-        return getattr(integration, name)
-    if name == "MentorConfig":
-        from mentor.config import MentorConfig
-        return MentorConfig
-    raise AttributeError(name)
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mentor' has no attribute {name!r}")

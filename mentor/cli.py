@@ -4,53 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
 
-from mentor.jsonl import parse_lines
-from mentor.tasks import get_task
-from mentor.types import FailedGroup, InputError, Intervention
-
-
-def read_failures(path: Path) -> tuple[list[FailedGroup], list[str]]:
-    """Failed groups of a JSONL file (`path`), and one message per bad line (with its line number)."""
-    if not path.is_file():
-        raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, "
-                         "task, prompt, reference, attempts)")
-    with path.open("rb") as f:  # bytes: a line that is not UTF-8 is reported and skipped by itself
-        if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
-            raise InputError(f"{path} is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8")
-        f.seek(0)
-        return parse_lines(f, path, lambda _, row: checked_group(row))
-
-
-# A reference field's JSON types, as the tasks read it: the allowed Python types and how the message states them.
-REFERENCE_TYPES = {
-    "answer": ((str, int, float), "a string or a number"),
-    "operands": ((list,), "a list of integers"),
-    **{field: ((str,), "a string") for field in ("solution", "canonical_solution", "test", "entry_point", "prompt",
-                                                  "hint")},
-}
-
-
-def checked_group(row) -> FailedGroup:
-    """The FailedGroup of one parsed line (`row`), refused (InputError) when its task is unknown or its reference
-    lacks a field the task needs or holds one of the wrong type, so the line is reported rather than becoming a
-    failed intervention."""
-    group = FailedGroup.from_dict(row)
-    missing = get_task(group.task).missing_reference(group.reference)
-    if missing:
-        raise InputError(f"reference lacks {', '.join(map(repr, missing))}, which the {group.task} task needs")
-    for field, value in group.reference.items():
-        types, expected = REFERENCE_TYPES.get(field, (object, ""))
-        wrong = not isinstance(value, types) or isinstance(value, bool) or (
-            field == "operands" and not all(isinstance(v, int) and not isinstance(v, bool) for v in value))
-        if wrong:
-            raise InputError(f"reference.{field} must be {expected}, got {json.dumps(value)[:80]} "
-                             f"({type(value).__name__}); fix the field or drop it")
-    return group
+from mentor.failures import check_output, read_failures_jsonl
+from mentor.types import InputError, Intervention
 
 
 def summarise(interventions: list[Intervention], structured=None) -> str:
@@ -85,38 +44,25 @@ def summarise(interventions: list[Intervention], structured=None) -> str:
     return "\n".join(lines)
 
 
-def check_output(out: Path) -> None:
-    """Refuses (InputError) an output path that cannot become a file: a folder, or under a file or a folder this
-    process cannot write."""
-    if out.is_dir():
-        raise InputError(f"-o {out} is a folder; give a file path for the interventions, e.g. {out / 'out.jsonl'}")
-    folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"-o {out}: cannot write under {folder} (" + ("a file, not a folder" if not folder.is_dir()
-                                                                        else "no write permission") + ")")
-    if out.exists() and not os.access(out, os.W_OK):
-        raise InputError(f"-o {out}: the file exists and is not writable")
-
-
 def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
-    from mentor.runtime import MentorRuntime
+    from mentor.mentor import Mentor
 
     out = Path(args.output)
     check_output(out)  # before any group runs, not after
-    groups, problems = read_failures(Path(args.failures))
+    groups, problems = read_failures_jsonl(Path(args.failures))
     for problem in problems:
         print(problem, file=sys.stderr)
-    runtime = MentorRuntime(args.config)
+    mentor = Mentor.from_config(args.config)
     with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
-        interventions = runtime.run(groups, on_done=lambda _: bar.update())
+        interventions = mentor.diagnose(groups, on_done=lambda _: bar.update())
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w") as f:
         for group, intervention in zip(groups, interventions):  # the problem and its attempts, as training traces
             attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
             f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
-    print(summarise(interventions, runtime.structured))
+    print(summarise(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0
 
@@ -165,9 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("--config", help="mentor config YAML naming the graph")
     draw.set_defaults(func=cmd_graph_draw)
 
-    from mentor.demo import add_demo_command
+    from mentor.lab.demo import add_demo_command
     from mentor.evaluation import add_eval_command
-    from mentor.viewer import add_traces_command
+    from mentor.traces.viewer import add_traces_command
 
     add_demo_command(sub)
     add_eval_command(sub)

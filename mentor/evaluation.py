@@ -15,7 +15,7 @@ from typing import Any
 
 from mentor.types import FailedGroup, InputError
 
-BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.pretrain.completions)
+BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.sampling.completions)
 LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
 DEFAULT_MAX_NEW_TOKENS = 256
 
@@ -28,7 +28,7 @@ ANNOTATED_STEP = "annotated_first_wrong_step"  # an attempt's annotated first wr
 def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
     """The failed groups of FAILURES (a `mentor diagnose` .jsonl, a run directory or its traces.sqlite), and one
     message per failure skipped (a bad line, a group without its reference)."""
-    from mentor.cli import checked_group, read_failures as read_jsonl
+    from mentor.failures import checked_group, read_failures_jsonl
     from mentor.traces import TraceStore, trace_path
 
     path = Path(path)
@@ -47,7 +47,7 @@ def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
         finally:
             store.close()
     else:
-        groups, skipped = read_jsonl(path)
+        groups, skipped = read_failures_jsonl(path)
     if not groups:
         raise InputError(f"FAILURES {path}: no failed group to evaluate" +
                          (f" ({len(skipped)} skipped: {skipped[0]})" if skipped else " (the file is empty)"))
@@ -190,6 +190,7 @@ class Inputs:
 
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
     from mentor.tasks import get_task
+    from mentor.tasks.base import response_prefix_ids
 
     task, rendered = get_task(group.task), policy.render(group.prompt)
     plain = policy.encode(rendered)
@@ -199,19 +200,19 @@ def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement
         return Inputs(plain, policy.encode(policy.render(task.hinted_prompt(group.prompt, hint))), [])
     prefix_text = task.response_prefix(hint)
     hinted = policy.encode(rendered + prefix_text)
-    prefix = hinted[len(plain):] if hinted[:len(plain)] == plain else policy.encode(prefix_text)
+    prefix = response_prefix_ids(plain, hinted, lambda: policy.encode(prefix_text))
     return Inputs(plain, plain + prefix, prefix, prefix_text)
 
 
 def sample(policy: Policy, inputs: list[Inputs], samples: int, temperature: float, max_new_tokens: int, seed: int,
            desc: str = "sampling") -> list[list[tuple[str, list[int]]]]:
     """`samples` responses per input: (whole response text, the prefix included; generated token ids). Batched and
-    seeded as mentor.lab.pretrain.completions: the same seed, chunks and inputs give the same samples. Each response is
+    seeded as mentor.lab.sampling.completions: the same seed, chunks and inputs give the same samples. Each response is
     at most `max_new_tokens` long, a prefix hint included, so a hint buys no extra length."""
     import torch
     from tqdm.auto import tqdm
 
-    from mentor.lab.pretrain import generate_ids
+    from mentor.lab.sampling import generate_ids
 
     per = max(1, BATCH_SIZE // samples)
     out: list[list[tuple[str, list[int]]]] = []
@@ -396,7 +397,7 @@ row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 
 
 def cmd_eval(args) -> int:
-    from mentor.cli import check_output
+    from mentor.failures import check_output
     from mentor.lab.pretrain import torch_threads
 
     out, html = Path(args.output), Path(args.html) if args.html else None

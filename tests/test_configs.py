@@ -117,7 +117,7 @@ def call_reward(reward, completions: list, row: dict) -> list[float]:
 def test_config_parses_and_builds_short_of_weights(path, fake_hub):
     from mentor import Mentor
     from mentor.config import MentorConfig
-    from mentor.integration import dataset_task
+    from mentor.trl.attach import dataset_task
 
     script_args, training_args, model_args = parse(path)
     rewards, dataset, mentor = train_grpo.build_trainer(script_args, training_args, model_args, load_weights=False)
@@ -308,7 +308,7 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     tokenizer.save_pretrained(tmp_path / "policy")
 
     from mentor.config import MentorConfig
-    from mentor.demo import LAB_STRATEGY
+    from mentor.lab.demo import LAB_STRATEGY
 
     config = yaml.safe_load((TRAINING / "configs" / "lab_cpu.yaml").read_text())
     assert MentorConfig.load(config["mentor"]) == MentorConfig.load(LAB_STRATEGY)  # the YAML runs the demo's arm

@@ -4,7 +4,7 @@ import json
 import re
 
 from mentor.cli import main
-from mentor.demo import ARMS
+from mentor.lab.demo import ARMS
 from mentor.types import InputError
 
 
@@ -44,7 +44,7 @@ def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
 
 
 def test_the_settings_strategy_reaches_every_worker_process(tmp_path):
-    from mentor.demo import LAB_STRATEGY, DemoSettings, run_demo
+    from mentor.lab.demo import LAB_STRATEGY, DemoSettings, run_demo
     from mentor.traces import TraceStore
 
     strategy = {**LAB_STRATEGY, "hint_placement": "prompt", "strip_hint": False, "train_prefix": False}
@@ -77,7 +77,7 @@ def test_the_static_library_hint_length_is_a_setting(tmp_path, capsys):
 def test_bad_demo_settings_are_refused_before_anything_runs(tmp_path, capsys):
     import pytest
 
-    from mentor.demo import DemoSettings
+    from mentor.lab.demo import DemoSettings
 
     bad = {"--seeds": ("a,1", "--seeds: give comma-separated integers"), "--steps": ("0", "steps must be at least 1"),
            "--jobs": ("-1", "jobs must be at least 0"), "--eval-every": ("0", "eval_every must be at least 1"),

@@ -8,7 +8,8 @@ import pytest
 from mentor.cli import main
 from mentor.lab import data as labdata
 from mentor.lab.failures import failure_rows
-from mentor.lab.pretrain import completions, torch_threads
+from mentor.lab.pretrain import torch_threads
+from mentor.lab.sampling import completions
 from mentor.tasks import arithmetic
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
@@ -68,7 +69,7 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
 
 def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
     """On a mix of easy and hard problems at T=1.5 (so rewards vary), the `none` row's figures are those of the lab's
-    own batched sampling (mentor.lab.pretrain.completions) with the same seed."""
+    own batched sampling (mentor.lab.sampling.completions) with the same seed."""
     from mentor.evaluation import evaluate, group_inputs, load_policy, sample
     from mentor.types import Attempt, FailedGroup
 
@@ -117,7 +118,7 @@ def test_a_failure_without_its_reference_is_skipped_and_counted(failures, tmp_pa
 def test_a_run_trace_store_is_read_as_its_collapsed_groups(failures, tmp_path):
     """A record with a classifier's output (the mentor graph) gives its group; one without (the static library graph
     writes no reference back) is skipped and counted."""
-    from mentor.cli import checked_group
+    from mentor.failures import checked_group
     from mentor.runtime import MentorRuntime
     from mentor.traces import TraceStore
 

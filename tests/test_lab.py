@@ -213,7 +213,7 @@ def lab_policy():
 
 
 def test_pretraining_reaches_high_easy_accuracy(lab_policy):
-    from mentor.lab.pretrain import evaluate
+    from mentor.lab.sampling import evaluate
 
     meta = json.loads((Path(lab_policy["path"]) / "meta.json").read_text())
     assert meta["easy_acc"] >= 0.95, meta
@@ -222,7 +222,7 @@ def test_pretraining_reaches_high_easy_accuracy(lab_policy):
 
 
 def test_hard_level_collapses_to_zero_reward_unhinted(lab_policy):
-    from mentor.lab.pretrain import evaluate, sample_rewards
+    from mentor.lab.sampling import evaluate, sample_rewards
 
     hard = data.generate_problems("hard", 64, seed=0, split="heldout")
     model, tok = lab_policy["model"], lab_policy["tokenizer"]
@@ -234,7 +234,7 @@ def test_hard_level_collapses_to_zero_reward_unhinted(lab_policy):
 
 
 def test_hinted_reattempt_earns_reward(lab_policy):
-    from mentor.lab.pretrain import evaluate, first_digits, sample_rewards
+    from mentor.lab.sampling import evaluate, first_digits, sample_rewards
 
     hard = data.generate_problems("hard", 64, seed=0, split="heldout")
     model, tok = lab_policy["model"], lab_policy["tokenizer"]

@@ -5,7 +5,7 @@ import pytest
 
 from mentor import tasks
 from mentor.config import MentorConfig
-from mentor.integration import dataset_task
+from mentor.trl.attach import dataset_task
 from mentor.tasks.arithmetic import ArithmeticTask
 from mentor.types import InputError
 

@@ -60,7 +60,7 @@ def store(run_dir):
 
 @pytest.fixture(scope="module")
 def graph():
-    from mentor.viewer import graph_spec
+    from mentor.traces.viewer import graph_spec
 
     return graph_spec()
 
@@ -166,7 +166,7 @@ def embedded_data(page: str) -> dict:
 
 
 def test_the_page_is_self_contained_and_holds_the_data_as_inert_json(store, graph):
-    from mentor.viewer import build_html
+    from mentor.traces.viewer import build_html
 
     records = store.interventions()
     page = build_html([hostile_record(records[0])] + records[1:], store.steps(), graph, source="run")
@@ -207,7 +207,7 @@ def live_store(store, tmp_path):
 
 @pytest.fixture
 def server(live_store, tmp_path):
-    from mentor.viewer import TraceServer
+    from mentor.traces.viewer import TraceServer
 
     server = TraceServer(tmp_path, port=0, poll_s=0.2)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -250,7 +250,7 @@ def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
 
 
 def test_a_growing_jsonl_file_is_read_on_from_where_the_last_read_stopped(tmp_path, capsys):
-    from mentor.viewer import TraceSource
+    from mentor.traces.viewer import TraceSource
 
     path = tmp_path / "out.jsonl"
     path.write_text('{"problem_id": "a"}\n\nnot json\n{"problem_id": "b"}\n')
@@ -280,7 +280,7 @@ def test_a_growing_jsonl_file_is_read_on_from_where_the_last_read_stopped(tmp_pa
 
 
 def test_a_jsonl_file_read_once_reports_a_broken_last_line(tmp_path, capsys):
-    from mentor.viewer import read_jsonl
+    from mentor.traces.viewer import read_jsonl
 
     path = tmp_path / "out.jsonl"
     path.write_text('{"problem_id": "a"}\n[1, 2]\n{"problem_id": "b", "id": "own"}\n{"problem_id": "c", "hin')
@@ -303,7 +303,7 @@ def browser():
 
 @pytest.fixture(scope="module")
 def run_page(store, graph, tmp_path_factory):
-    from mentor.viewer import build_html
+    from mentor.traces.viewer import build_html
 
     path = tmp_path_factory.mktemp("page") / "traces.html"
     path.write_text(build_html(store.interventions_json(), store.steps(), graph, source="run"), encoding="utf-8")
@@ -423,7 +423,7 @@ def test_opening_an_intervention_shows_attempts_nodes_hint_drafts_and_reattempt(
 
 
 def test_model_output_is_shown_as_text_never_run(browser, store, graph, tmp_path):
-    from mentor.viewer import build_html
+    from mentor.traces.viewer import build_html
 
     records = store.interventions()
     bad = hostile_record(records[0])
@@ -444,7 +444,7 @@ def test_model_output_is_shown_as_text_never_run(browser, store, graph, tmp_path
 
 
 def test_a_run_without_interventions_yet_loads_cleanly(browser, graph, tmp_path):
-    from mentor.viewer import build_html
+    from mentor.traces.viewer import build_html
 
     path = tmp_path / "empty.html"
     path.write_text(build_html([], [], graph, source="run"), encoding="utf-8")
@@ -458,7 +458,7 @@ def test_a_run_without_interventions_yet_loads_cleanly(browser, graph, tmp_path)
 
 def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
     from mentor.cli import main
-    from mentor.viewer import write_html
+    from mentor.traces.viewer import write_html
 
     failures, out = tmp_path / "failures.jsonl", tmp_path / "out.jsonl"
     failures.write_text("".join(json.dumps({**ARITHMETIC, "problem_id": f"add-{i}"}) + "\n" for i in range(3)))

@@ -11,7 +11,8 @@ import shutil
 import time
 
 from mentor.lab import data
-from mentor.lab.pretrain import COMMITTED_POLICY, DEFAULT_CACHE_DIR, evaluate, first_digits, load_policy, pretrained_policy, sample_rewards, torch_threads
+from mentor.lab.pretrain import COMMITTED_POLICY, DEFAULT_CACHE_DIR, load_policy, pretrained_policy, torch_threads
+from mentor.lab.sampling import evaluate, first_digits, sample_rewards
 
 
 def measure(path: str, n: int = 500, seed: int = 0, num_threads: int = 2) -> dict:

@@ -9,6 +9,8 @@ conversational prompt tokenizes exactly like the plain one.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
@@ -39,3 +41,8 @@ def build_tokenizer(model_max_length: int = 128):
                                   clean_up_tokenization_spaces=False)
     tok.chat_template = CHAT_TEMPLATE
     return tok
+
+
+def encode(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """The token ids of each text, one per character (the lab's tokenizer has a token for each)."""
+    return [tokenizer.convert_tokens_to_ids(list(t)) for t in texts]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
@@ -24,6 +24,16 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, dict):
         return str(completion.get("content", ""))
     return str(completion)
+
+
+def response_prefix_ids(original: Sequence[int], hinted: Sequence[int], encode_prefix: Callable[[], list[int]]
+                        ) -> list[int]:
+    """Token ids of a response prefix (`hint_placement: prefix`): what the hinted prompt's ids add to the original
+    prompt's; where tokenizing the two texts apart changed the ids at the seam, the prefix tokenized by itself
+    (`encode_prefix()`). The in-step hook and `mentor eval` both use it, so both train or score the same ids."""
+    if list(hinted[:len(original)]) == list(original):
+        return list(hinted[len(original):])
+    return list(encode_prefix())
 
 
 NO_REFERENCE_METRIC = "mentor/reward_no_reference"

@@ -25,7 +25,7 @@ ARMS = ("grpo", "static_hints", "mentor")
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
 # keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
 # One file, which training/configs/lab_cpu.yaml names as its `mentor:` config too.
-LAB_STRATEGY: dict[str, Any] = json.loads((Path(__file__).parent / "lab" / "strategy.json").read_text())
+LAB_STRATEGY: dict[str, Any] = json.loads((Path(__file__).parent / "strategy.json").read_text())
 
 
 @dataclass
@@ -109,11 +109,12 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
 
     from mentor import Mentor
     from mentor.lab import data as labdata
-    from mentor.lab.pretrain import completions, evaluate, first_digits, load_policy
+    from mentor.lab.pretrain import load_policy
+    from mentor.lab.sampling import completions, evaluate, first_digits
     from mentor.tasks import arithmetic
     from mentor.rewards import arithmetic_reward
     from mentor.traces import TraceStore
-    from mentor.viewer import write_html
+    from mentor.traces.viewer import write_html
 
     model, tokenizer = load_policy(policy_dir)
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
@@ -209,7 +210,7 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     """Pre-trains (or loads) the lab policy, runs every arm for every seed, writes results.json and report.html."""
     import torch
 
-    from mentor.demo_report import write_report
+    from mentor.lab.report import write_report
     from mentor.lab.pretrain import pretrained_policy
 
     out_dir = Path(out)

@@ -1,7 +1,7 @@
 """The trace viewer: `mentor traces view RUN_DIR` and `mentor traces serve RUN_DIR`.
 
 `view` writes one self-contained HTML file: the records are embedded as JSON in a
-`<script type="application/json">` tag, and the page's own script (mentor/viewer_assets/viewer.js, plain DOM
+`<script type="application/json">` tag, and the page's own script (mentor/traces/assets/viewer.js, plain DOM
 and SVG, no library) draws the summary plots, the mentor graph and the intervention list. The page loads
 nothing from the network; its Content-Security-Policy forbids it.
 
@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from mentor.jsonl import parse_lines
+from mentor.traces.jsonl import parse_lines
 from mentor.traces import TraceStore, trace_path
 from mentor.types import InputError
 
-ASSETS = Path(__file__).resolve().parent / "viewer_assets"
+ASSETS = Path(__file__).resolve().parent / "assets"
 
 
 # --- reading traces ---------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The in-step hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt.
+"""The generation hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt (mode
+in_step), or a hint for their next sampling (mode next_attempt).
 
 It wraps three methods of one GRPOTrainer instance (no TRL code is copied or changed):
 - `_generate_and_score_completions(inputs)`: remembers the dataset rows of the generation batch;
@@ -9,7 +10,7 @@ It wraps three methods of one GRPOTrainer instance (no TRL code is copied or cha
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
 runs once per group (the groups split across ranks), each rank re-generates an equal share of the hinted groups, and
-each rank splices the rows it holds. Every rank makes the same collective calls (see mentor/distributed.py).
+each rank splices the rows it holds. Every rank makes the same collective calls (see mentor/trl/distributed.py).
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
-from mentor.distributed import gather, rank_and_world, split_map
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
-from mentor.tasks.base import Task, completion_text
+from mentor.tasks.base import Task, completion_text, response_prefix_ids
+from mentor.trl.distributed import gather, rank_and_world, split_map
+from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 
@@ -71,7 +73,7 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
-class InStepHook:
+class GenerationHook:
     """Wraps a GRPOTrainer instance so collapsed groups are mentored inside the step.
 
     Args:
@@ -134,7 +136,7 @@ class InStepHook:
         total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
         return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
 
-    def totals(self, rewards_per_func: torch.Tensor) -> list[float | None]:
+    def row_rewards(self, rewards_per_func: torch.Tensor) -> list[float | None]:
         """`total` as a list for the trace, with None where it is NaN (unscorable)."""
         return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
 
@@ -161,7 +163,7 @@ class InStepHook:
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
         spliced: dict[int, tuple[Generation, torch.Tensor, str]] = {}  # each group's last splice: what trains
-        totals = self.totals(rewards)
+        totals = self.row_rewards(rewards)
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
@@ -171,8 +173,7 @@ class InStepHook:
             for g in targets:
                 failed = self.failed_group(rows[g * G], attempts[g], history[g])
                 if isinstance(failed, str):
-                    stats["skipped"] += 1
-                    stats[f"skipped/{failed}"] += 1
+                    count_skipped(stats, failed)
                     continue
                 groups.append(failed)
                 kept.append(g)
@@ -186,16 +187,8 @@ class InStepHook:
             for g, iv in zip(kept, interventions):
                 record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
                 records.append(record)
-                stats["interventions"] += 1
-                stats["recovered"] += record["recovered"]
-                stats["withheld"] += iv.withheld
-                stats["leaks_blocked"] += len(iv.leak["leaked_drafts"])
-                stats["llm_fallbacks"] += len(iv.fallbacks)
-                stats["failures"] += iv.error is not None
-                stats[f"error_class/{iv.diagnosis.error_class}"] += iv.error is None
+                count_intervention(stats, iv, record["recovered"])
                 if iv.hint:
-                    stats["tier_sum"] += iv.tier
-                    stats["hinted"] += 1
                     self.callback.remember(rows[g * G], iv)
                     history[g].append({"tier": iv.tier, "hint": iv.hint})
                     if self.config.mode == "in_step":
@@ -210,19 +203,10 @@ class InStepHook:
             if not targets or self.config.mode == "next_attempt":
                 break
         metrics = {
-            "mentor/collapse_rate_before": len(history) / max(n_groups, 1),
-            "mentor/collapse_rate_after": len(self.collapsed(rewards)) / max(n_groups, 1),
-            "mentor/interventions": stats["interventions"],
-            "mentor/recovered": stats["recovered"] / stats["interventions"] if stats["interventions"] else 0.0,
-            "mentor/withheld": stats["withheld"], "mentor/leaks_blocked": stats["leaks_blocked"],
-            "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
-            "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
-            "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
-            "mentor/skipped": stats["skipped"],
+            **step_metrics(stats, len(history), len(self.collapsed(rewards)), n_groups, mentor_s, regen_s),
             "mentor/graduated": len(graduated), "mentor/graduated_total": self.callback.graduate(graduated, step),
             **self.reliance(step, prompts, spliced),
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
-            **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
         }
         self.callback.log_step(self.trainer, step, metrics, records)
 
@@ -432,9 +416,9 @@ class InStepHook:
 
     def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
         """Token ids of the response prefix: what the hinted prompt adds to the original one."""
-        if list(hinted[:len(original)]) == list(original):
-            return list(hinted[len(original):])
-        return self.trainer.processing_class(text=self.task.response_prefix(hint), add_special_tokens=False)["input_ids"]
+        tokenizer = self.trainer.processing_class
+        return response_prefix_ids(original, hinted, lambda: tokenizer(text=self.task.response_prefix(hint),
+                                                                       add_special_tokens=False)["input_ids"])
 
     def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
                iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
@@ -445,7 +429,7 @@ class InStepHook:
                   "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
-            totals = self.totals(scores)
+            totals = self.row_rewards(scores)
             record["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                    for c, r in zip(gen.completions, totals)]
             record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)

@@ -1,0 +1,64 @@
+"""The files of `mentor diagnose` and `mentor eval`: reading a JSONL file of failed groups (each line checked
+against its task), and checking an output path before any work is done."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mentor.tasks import get_task
+from mentor.traces.jsonl import parse_lines
+from mentor.types import FailedGroup, InputError
+
+
+def read_failures_jsonl(path: Path) -> tuple[list[FailedGroup], list[str]]:
+    """Failed groups of a JSONL file (`path`), and one message per bad line (with its line number)."""
+    if not path.is_file():
+        raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, "
+                         "task, prompt, reference, attempts)")
+    with path.open("rb") as f:  # bytes: a line that is not UTF-8 is reported and skipped by itself
+        if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            raise InputError(f"{path} is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8")
+        f.seek(0)
+        return parse_lines(f, path, lambda _, row: checked_group(row))
+
+
+# A reference field's JSON types, as the tasks read it: the allowed Python types and how the message states them.
+REFERENCE_TYPES = {
+    "answer": ((str, int, float), "a string or a number"),
+    "operands": ((list,), "a list of integers"),
+    **{field: ((str,), "a string") for field in ("solution", "canonical_solution", "test", "entry_point", "prompt",
+                                                  "hint")},
+}
+
+
+def checked_group(row) -> FailedGroup:
+    """The FailedGroup of one parsed line (`row`), refused (InputError) when its task is unknown or its reference
+    lacks a field the task needs or holds one of the wrong type, so the line is reported rather than becoming a
+    failed intervention."""
+    group = FailedGroup.from_dict(row)
+    missing = get_task(group.task).missing_reference(group.reference)
+    if missing:
+        raise InputError(f"reference lacks {', '.join(map(repr, missing))}, which the {group.task} task needs")
+    for field, value in group.reference.items():
+        types, expected = REFERENCE_TYPES.get(field, (object, ""))
+        wrong = not isinstance(value, types) or isinstance(value, bool) or (
+            field == "operands" and not all(isinstance(v, int) and not isinstance(v, bool) for v in value))
+        if wrong:
+            raise InputError(f"reference.{field} must be {expected}, got {json.dumps(value)[:80]} "
+                             f"({type(value).__name__}); fix the field or drop it")
+    return group
+
+
+def check_output(out: Path) -> None:
+    """Refuses (InputError) an output path that cannot become a file: a folder, or under a file or a folder this
+    process cannot write."""
+    if out.is_dir():
+        raise InputError(f"-o {out} is a folder; give a file path for the interventions, e.g. {out / 'out.jsonl'}")
+    folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"-o {out}: cannot write under {folder} (" + ("a file, not a folder" if not folder.is_dir()
+                                                                        else "no write permission") + ")")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise InputError(f"-o {out}: the file exists and is not writable")

@@ -1,0 +1,8 @@
+"""The traces: every intervention's record in `<output_dir>/mentor/traces.sqlite` (store), the JSONL reader the
+`mentor diagnose` files share (jsonl), and the HTML viewer with its assets (viewer, assets/).
+
+The store's public names are importable from here: `from mentor.traces import TraceStore`."""
+
+from mentor.traces.store import TRACE_FILE, TraceStore, node_io, trace_path
+
+__all__ = ["TRACE_FILE", "TraceStore", "node_io", "trace_path"]

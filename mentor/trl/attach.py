@@ -1,0 +1,100 @@
+"""Attaching the mentor to a GRPOTrainer: the checks that refuse a trainer the hook cannot serve, the task a
+training dataset points to, and the install of the generation hook and the callback."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from mentor.config import MentorConfig
+from mentor.dependencies import version_range
+from mentor.tasks import configured_task
+from mentor.tasks.base import Task
+from mentor.trl.callback import MentorCallback
+from mentor.trl.hook import GenerationHook
+from mentor.types import InputError
+
+if TYPE_CHECKING:
+    from mentor.mentor import Mentor
+
+logger = logging.getLogger("mentor")
+
+TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
+# TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
+HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
+
+
+def infer_task(columns: list[str] | None) -> str:
+    """The task a dataset's columns point to: code (`test`, `entry_point`), arithmetic (`operands`), math."""
+    columns = set(columns or [])
+    if {"test", "entry_point"} <= columns:
+        return "code"
+    if "operands" in columns:
+        return "arithmetic"
+    return "math"
+
+
+def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
+    """The task adapter for a training dataset; raises InputError if the dataset lacks a reference column it needs.
+
+    Args:
+        config: the mentor config: its `task` (None: inferred from the columns) and `columns` (our field -> the
+            dataset's column).
+        columns: the dataset's column names; None when unknown (then nothing is checked).
+    """
+    ours = {column: field for field, column in config.columns.items()}
+    task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
+    if columns is not None:
+        absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
+        if absent:
+            raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
+                             f"its references; it has {columns}. Add them, or map yours with the mentor "
+                             f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
+    return task
+
+
+def attach(mentor: Mentor, trainer) -> MentorCallback:
+    """Installs the generation hook on `trainer` and registers a MentorCallback serving `mentor`; returns the
+    callback."""
+    config = mentor.config
+    task = checked_task(trainer, config)
+    callback = MentorCallback(mentor)
+    trainer.add_callback(callback)
+    GenerationHook(trainer, config, mentor.runtime, task, callback)
+    off_policy = ""
+    if config.strip_hint:
+        off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
+    logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s%s", task.name, config.strategy,
+                config.hint_placement, config.mode, off_policy)
+    return callback
+
+
+def checked_task(trainer, config: MentorConfig) -> Task:
+    """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
+    import trl
+    from packaging.version import Version
+
+    if not isinstance(trainer, trl.GRPOTrainer):
+        raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer (or subclass), got {type(trainer).__name__}")
+    low, high = TESTED_TRL
+    if not Version(low) <= Version(trl.__version__) < Version(high):
+        raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
+                           f"Install a tested version: pip install 'trl>={low},<{high}'")
+    missing = [m for m in HOOKED_METHODS if not callable(getattr(trainer, m, None))]
+    if missing:
+        raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook uses")
+    if getattr(trainer, "_mentor_attached", False):
+        raise RuntimeError("a mentor is already attached to this trainer")
+    for feature in ("tools", "rollout_func", "environment_factories"):
+        if getattr(trainer, feature, None):
+            raise NotImplementedError(f"the mentor does not support GRPOTrainer's `{feature}` yet")
+    columns = getattr(trainer.train_dataset, "column_names", None)
+    if columns is not None and ("image" in columns or "images" in columns):
+        raise NotImplementedError("the mentor does not support image datasets yet")
+    task = dataset_task(config, columns)
+    G = trainer.num_generations  # known only now: the config alone cannot check k against it
+    if config.strategy == "replace_k" and config.k > G:
+        raise InputError(f"k: {config.k} is out of range; replace_k replaces at most the group's "
+                         f"num_generations = {G} rows: set k to an integer from 1 to {G}")
+    trainer._mentor_attached = True
+    return task
