@@ -111,8 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("--config", help="mentor config YAML naming the graph")
     draw.set_defaults(func=cmd_graph_draw)
 
-    from mentor.lab.demo import add_demo_command
     from mentor.evaluation import add_eval_command
+    from mentor.lab.demo import add_demo_command
     from mentor.traces.viewer import add_traces_command
 
     add_demo_command(sub)

@@ -61,8 +61,8 @@ class _BadAnnotation(Exception):
 def read_annotations(path: str | Path) -> list[list[int | None]] | None:
     """Per group of `read_failures(path)` (same order, the same lines skipped), each attempt's
     `annotated_first_wrong_step` or None; None when no attempt has one (a trace store never has)."""
-    from mentor.cli import checked_group
-    from mentor.jsonl import parse_lines
+    from mentor.failures import checked_group
+    from mentor.traces.jsonl import parse_lines
 
     path = Path(path)
     if path.is_dir() or path.suffix == ".sqlite":
@@ -157,7 +157,8 @@ class Policy:
 
 def load_policy(name: str) -> Policy:
     """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
-    from mentor.lab.pretrain import COMMITTED_POLICY, load_policy as load_checkpoint
+    from mentor.lab.pretrain import COMMITTED_POLICY
+    from mentor.lab.pretrain import load_policy as load_checkpoint
     from mentor.models import resolve
 
     path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)

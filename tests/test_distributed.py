@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from mentor.traces import TraceStore
 from mentor.trl.distributed import share
 from mentor.trl.hook import GenerationHook
-from mentor.traces import TraceStore
 from tiny_grpo import G, make_trainer
 
 ROWS = 12

@@ -234,7 +234,8 @@ def test_step_at_numbers_lines_or_sentences_from_1():
 
 
 def test_the_champ_command_writes_the_file_and_refuses_bad_input(tmp_path, capsys):
-    from mentor.data.champ import champ_path, main as champ_main
+    from mentor.data.champ import champ_path
+    from mentor.data.champ import main as champ_main
 
     out = tmp_path / "champ.jsonl"
     assert champ_main(["-o", str(out), "--limit", "3"]) == 0

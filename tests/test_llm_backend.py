@@ -13,8 +13,8 @@ import pytest
 from failed_groups import group
 from llm_config import ALL_LLM, config
 from mentor.config import NODES, MentorConfig
-from mentor.runtime.llm import load_prompt
 from mentor.runtime import MentorRuntime
+from mentor.runtime.llm import load_prompt
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node

@@ -15,8 +15,8 @@ import torch
 
 from failed_groups import ARITHMETIC, MATH, group
 from mentor.config import NODES
-from mentor.runtime.hf import BatchedChat
 from mentor.runtime import MentorRuntime
+from mentor.runtime.hf import BatchedChat
 from mentor.tasks import get_task
 
 ALL_LLM = {n: "llm" for n in NODES}

@@ -8,8 +8,8 @@ import pytest
 from failed_groups import group
 from llm_config import config
 from mentor.config import NODES, MentorConfig
-from mentor.runtime.llm import load_prompt
 from mentor.runtime import MentorRuntime
+from mentor.runtime.llm import load_prompt
 from mentor.runtime.schemas import node_schema, token_budget, violations
 from mentor.tasks import get_task
 from openai_server import Reply, canned_answer
@@ -186,7 +186,7 @@ def test_fit_schema_shrinks_text_fields_to_llm_max_tokens_so_a_constrained_answe
 
 @pytest.fixture(scope="module")
 def smollm2_vocab():
-    """xgrammar's view of the real SmolLM2 tokenizer, and each token's rank for the worst-case decoder below:
+    """Xgrammar's view of the real SmolLM2 tokenizer, and each token's rank for the worst-case decoder below:
     special tokens and the end last, then tokens holding a closing quote, bracket or brace, then longer ones."""
     import torch
     import xgrammar as xgr
@@ -292,8 +292,8 @@ def test_structured_output_fallbacks_are_a_training_metric_per_step(tmp_path, op
 def test_mentor_diagnose_prints_the_structured_output_fallbacks(tmp_path, openai_server, capsys):
     import yaml
 
-    from mentor.cli import main
     from failed_groups import ARITHMETIC
+    from mentor.cli import main
 
     openai_server.behaviour = rejecting_response_format
     (tmp_path / "failures.jsonl").write_text(json.dumps(ARITHMETIC) + "\n")

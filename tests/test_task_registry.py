@@ -5,8 +5,8 @@ import pytest
 
 from mentor import tasks
 from mentor.config import MentorConfig
-from mentor.trl.attach import dataset_task
 from mentor.tasks.arithmetic import ArithmeticTask
+from mentor.trl.attach import dataset_task
 from mentor.types import InputError
 
 MY_TASK = '''

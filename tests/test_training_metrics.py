@@ -6,13 +6,13 @@ import json
 
 import pytest
 import torch
-from tiny_grpo import G, RecordingReward, ScheduledReward, make_trainer
 
 from mentor import Mentor
 from mentor.lab.data import make_dataset
 from mentor.lab.model import build_policy
 from mentor.tasks import get_task
 from mentor.traces import TraceStore
+from tiny_grpo import G, RecordingReward, ScheduledReward, make_trainer
 
 
 def mentor_logs(trainer) -> list[dict]:
@@ -48,7 +48,7 @@ def test_a_problem_hinted_earlier_graduates_when_its_group_earns_reward_unhinted
 
 
 def logprob(model, context: list[int], scored: list[int]) -> float:
-    """log p(scored | context) under `model`, one unpadded sequence: the test's own computation."""
+    """Log p(scored | context) under `model`, one unpadded sequence: the test's own computation."""
     with torch.no_grad():
         logits = model(input_ids=torch.tensor([context + scored])).logits[0].float()
     return sum(torch.log_softmax(logits[len(context) - 1 + t], dim=-1)[token].item() for t, token in enumerate(scored))
@@ -128,7 +128,7 @@ def test_a_reliance_pass_that_fails_is_counted_and_training_goes_on(tmp_path, mo
     def broken(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr("mentor.intervene.reliance_terms", broken)
+    monkeypatch.setattr("mentor.trl.hook.reliance_terms", broken)
     trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
     Mentor.from_config({"reliance_every": 1}).attach(trainer)
     trainer.train()

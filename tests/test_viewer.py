@@ -498,12 +498,11 @@ def test_serve_refreshes_as_new_traces_land(browser, server, live_store, store):
 def metrics_run(tmp_path_factory, graph):
     """Three GRPO steps on two problems with `reliance_every: 2`: one problem is hinted at step 0, earns reward
     unhinted at step 1 (it graduates) and is hinted again at step 2; the other always earns reward unhinted."""
-    from tiny_grpo import ScheduledReward, make_trainer
-
     from mentor import Mentor
     from mentor.lab.data import make_dataset
     from mentor.traces import TraceStore
-    from mentor.viewer import build_html
+    from mentor.traces.viewer import build_html
+    from tiny_grpo import ScheduledReward, make_trainer
 
     path = tmp_path_factory.mktemp("metrics")
     dataset = make_dataset("hard", 2, seed=0)

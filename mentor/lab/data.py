@@ -1,4 +1,4 @@
-"""Fixed-width addition problems for the CPU lab.
+r"""Fixed-width addition problems for the CPU lab.
 
 Easy level: operands 0..99; hard level: operands 100..999. Every prompt has the same shape,
 `Q: 023+045=? A:`, and the reference completion is ` 0068` (a space, then the sum as 4 digits).
@@ -8,7 +8,8 @@ a training problem at any level or seed.
 The prompt, answer and hint formats belong to the task (`mentor.tasks.arithmetic`). Hints have two placements:
 
 - ``prompt``: the hint text goes into the prompt, formatted only by `hint_prompt`:
-  `Hint: 05\n` + `Q: 123+456=? A:`. Pre-training shows the policy a share of hinted easy problems in exactly
+  `Hint: 05
+` + `Q: 123+456=? A:`. Pre-training shows the policy a share of hinted easy problems in exactly
   this format, so it has learned that a hint of digits is the start of the answer.
 - ``prefix``: the partial answer starts the response: prompt `Q: 123+456=? A:` and the completion
   begins ` 05` (see `prefix_prompt`).
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from typing import Any
 
 from mentor.tasks.arithmetic import format_answer, format_prompt

@@ -111,8 +111,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     from mentor.lab import data as labdata
     from mentor.lab.pretrain import load_policy
     from mentor.lab.sampling import completions, evaluate, first_digits
-    from mentor.tasks import arithmetic
     from mentor.rewards import arithmetic_reward
+    from mentor.tasks import arithmetic
     from mentor.traces import TraceStore
     from mentor.traces.viewer import write_html
 
@@ -210,8 +210,8 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     """Pre-trains (or loads) the lab policy, runs every arm for every seed, writes results.json and report.html."""
     import torch
 
-    from mentor.lab.report import write_report
     from mentor.lab.pretrain import pretrained_policy
+    from mentor.lab.report import write_report
 
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,6 @@ import html
 from pathlib import Path
 from typing import Any
 
-
 COLOURS = {"grpo": "#888888", "static_hints": "#1f77b4", "mentor": "#d62728"}
 
 

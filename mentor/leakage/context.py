@@ -1,4 +1,4 @@
-"""Answer contexts for short answers: `\\boxed{}` spans, and the cues before and after a stated answer."""
+r"""Answer contexts for short answers: `\boxed{}` spans, and the cues before and after a stated answer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
 def normalise_hint(hint: str) -> str:
-    """The hint with LaTeX/unicode math made ASCII (see `to_ascii_math`); `\\boxed{` kept as `[[` ... `]]`."""
+    r"""The hint with LaTeX/unicode math made ASCII (see `to_ascii_math`); `\boxed{` kept as `[[` ... `]]`."""
     out, i = [], 0
     for m in _BOXED.finditer(hint):  # mark boxed spans so answer contexts survive normalisation
         if m.start() < i:

@@ -19,8 +19,8 @@ _BINOM = re.compile(r"\\[dt]?binom\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
 
 def to_ascii_math(text: str) -> str:
-    """Plain ASCII math for `text`: `\\frac{a}{b}` -> `((a)/(b))`, `\\sqrt{x}` -> `sqrt(x)`,
-    `\\binom{a}{b}` -> `C(a,b)`, `\\cdot` -> `*`, braces -> parentheses, `$` dropped, unicode minus and
+    r"""Plain ASCII math for `text`: `\frac{a}{b}` -> `((a)/(b))`, `\sqrt{x}` -> `sqrt(x)`,
+    `\binom{a}{b}` -> `C(a,b)`, `\cdot` -> `*`, braces -> parentheses, `$` dropped, unicode minus and
     times replaced. Lengths change; use it for values, not for positions."""
     for k, v in _UNICODE.items():
         text = text.replace(k, v)

@@ -24,8 +24,8 @@ class _Refused(Exception):
 
 @dataclass(frozen=True)
 class _Cost:
-    """Upper bounds for one subexpression as sympy would build it: the bits of its value (letters bound to 32),
-    the terms of its expansion and its total degree in letters and opaque atoms such as `\\sin x`."""
+    r"""Upper bounds for one subexpression as sympy would build it: the bits of its value (letters bound to 32),
+    the terms of its expansion and its total degree in letters and opaque atoms such as `\sin x`."""
 
     bits: float = 1
     terms: float = 1
@@ -128,13 +128,13 @@ def _has_comma(toks: list[tuple[str, Any]], start: int) -> bool:
 
 
 def expression_cost(expr: str) -> _Cost | None:
-    """Upper bounds of what sympy would build from `expr` (LaTeX or ASCII math): the largest of its subexpressions'
+    r"""Upper bounds of what sympy would build from `expr` (LaTeX or ASCII math): the largest of its subexpressions'
     bits, terms and degree. None when one exceeds `MAX_BITS`, `MAX_TERMS` or `MAX_DEGREE`, or `expr` cannot be read.
 
     Every power, factorial and binomial is sized from its arguments' bounds before anything is computed, and
     numbers are never built, so this costs microseconds: towers (`9^{9^9}`), nested factorials (`((9!)!)!`),
     parenthesised exponents (`9^{(99999999)}`), powers of powers (`(9^{9999})^{9999}`), huge binomials
-    (`\\binom{10^9}{5 \\cdot 10^8}`) and large expansions (`(x+1)^{1000}`) are refused."""
+    (`\binom{10^9}{5 \cdot 10^8}`) and large expansions (`(x+1)^{1000}`) are refused."""
     toks = _cost_tokens(to_ascii_math(expr))
     i, abs_depth, worst = 0, 0, _Cost()
 

@@ -1,7 +1,7 @@
-"""Exact values of short expressions, without sympy, and of expressions at fixed points.
+r"""Exact values of short expressions, without sympy, and of expressions at fixed points.
 
-The grammar: numbers, + - * / ^ ( ) ! %, C(a,b), sqrt, floor, ceil, sin, cos, tan, log, ln, exp (`\\sin^2 x`,
-`\\log_2 8`), single-letter variables bound by `env`, implicit multiplication (`2n`, `n(n-3)`, `xy`). Exponents and
+The grammar: numbers, + - * / ^ ( ) ! %, C(a,b), sqrt, floor, ceil, sin, cos, tan, log, ln, exp (`\sin^2 x`,
+`\log_2 8`), single-letter variables bound by `env`, implicit multiplication (`2n`, `n(n-3)`, `xy`). Exponents and
 factorials are capped, so that no value grows without bound.
 """
 

@@ -149,8 +149,8 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
                           max_completion_tokens=max_tokens)
-    from mentor.runtime.hf import BatchedChat
     from mentor.models import resolve
+    from mentor.runtime.hf import BatchedChat
 
     return BatchedChat(model=resolve(model), temperature=temperature, max_tokens=max_tokens)
 

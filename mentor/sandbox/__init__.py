@@ -1,8 +1,8 @@
-"""A sandbox for model-written Python: isolated, bounded, and fast enough to run inside a GRPO step.
+r"""A sandbox for model-written Python: isolated, bounded, and fast enough to run inside a GRPO step.
 
     from mentor.sandbox import execute
     r = execute("print(1 + 1)", timeout_s=5, memory_mb=512)
-    r.status, r.stdout, r.tier        # ('ok', '2\\n', 'bwrap+cgroup')
+    r.status, r.stdout, r.tier        # ('ok', '2\n', 'bwrap+cgroup')
 
 Programs run in pre-started sandboxed workers that fork once per program (see `_worker.py`); the
 isolation tier is detected at start-up (`tiers.py`) and recorded with every result. docs/sandbox.md

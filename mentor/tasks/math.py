@@ -1,9 +1,9 @@
-"""Free-form math answers (CHAMP, GSM8K, MATH...): scoring, verifier feedback, error classes, and hints.
+r"""Free-form math answers (CHAMP, GSM8K, MATH...): scoring, verifier feedback, error classes, and hints.
 
-Scoring. The final answer is taken from the last `\\boxed{}`, else `#### x`, else "the answer is x", else
+Scoring. The final answer is taken from the last `\boxed{}`, else `#### x`, else "the answer is x", else
 the last number. It is compared with the reference `answer` (and `answer_aliases` when given):
-1. without sympy where that decides it: exact values for numbers (`0.5` = `\\frac{1}{2}`), values at fixed
-   points for expressions (`\\frac{2^n}{2}` = `2^(n-1)`), words for non-numeric answers (`No`,
+1. without sympy where that decides it: exact values for numbers (`0.5` = `\frac{1}{2}`), values at fixed
+   points for expressions (`\frac{2^n}{2}` = `2^(n-1)`), words for non-numeric answers (`No`,
    `No integer solutions`); this is fast and also right on CHAMP's plain-text answers (`2^(n-1)`,
    `sqrt(3)/3`), which math-verify's LaTeX parser reads differently;
 2. else, for boxed answers, TRL's own `trl.rewards.accuracy_reward` (math-verify), our `answer` passed as
@@ -43,7 +43,7 @@ _STOP = {"the", "a", "an", "is", "are", "of", "to", "and", "or", "for", "all", "
 # Extraction and scoring.
 # --------------------------------------------------------------------------------------------------
 def boxed_contents(text: str) -> list[str]:
-    """Contents of every `\\boxed{...}` / `\\fbox{...}` in `text` (balanced braces), in order; an
+    r"""Contents of every `\boxed{...}` / `\fbox{...}` in `text` (balanced braces), in order; an
     unclosed one (a truncated completion) is skipped."""
     out = []
     for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
@@ -67,7 +67,7 @@ def _clean(ans: str) -> str:
 
 
 def answer_and_extraction(completion: str) -> tuple[str | None, str | None]:
-    """(final answer, how it was found) of a completion: the last `\\boxed{}` ("boxed"), else `#### x`
+    r"""(final answer, how it was found) of a completion: the last `\boxed{}` ("boxed"), else `#### x`
     ("hash"), else "the answer is x" ("phrase"), else the last number ("last_number"); (None, None)."""
     boxed = boxed_contents(completion)
     if boxed:
@@ -125,8 +125,8 @@ def _equal(got: str, answer: str) -> bool:
 
 
 def _trl_accuracy(got: str, answer: str) -> float | None:
-    """TRL's accuracy_reward for one boxed answer against our answer; None when it cannot judge or either side is
-    too costly. Only `\\boxed{got}` is passed, not the whole completion, so that the screened text is all that
+    r"""TRL's accuracy_reward for one boxed answer against our answer; None when it cannot judge or either side is
+    too costly. Only `\boxed{got}` is passed, not the whole completion, so that the screened text is all that
     math-verify parses."""
     if not safe_expression(got) or expression_cost(answer) is None:
         return None
@@ -139,9 +139,9 @@ def _trl_accuracy(got: str, answer: str) -> float | None:
 
 
 def score_answer(completion: str, reference: dict[str, Any]) -> float:
-    """1.0 if the completion's final answer equals `reference["answer"]` (or one of
+    r"""1.0 if the completion's final answer equals `reference["answer"]` (or one of
     `reference["answer_aliases"]`), else 0.0; 0.0 when the answer is None, NaN or blank (`usable`), which
-    `\\boxed{None}` or "the answer is nan" would otherwise match."""
+    `\boxed{None}` or "the answer is nan" would otherwise match."""
     if not usable(reference.get("answer")):
         return 0.0
     text = completion_text(completion)[-MAX_COMPLETION_CHARS:]

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from mentor.traces.jsonl import parse_lines
 from mentor.traces import TraceStore, trace_path
+from mentor.traces.jsonl import parse_lines
 from mentor.types import InputError
 
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -219,8 +219,8 @@ def to_json(value: Any) -> str:
 
 
 def script_safe(text: str) -> str:
-    """JSON text made safe inside a <script> element: `<`, `>` and `&` (which JSON has only inside strings)
-    become `\\u003c`, `\\u003e`, `\\u0026`, so no text in the data (a completion holding `</script>` or
+    r"""JSON text made safe inside a <script> element: `<`, `>` and `&` (which JSON has only inside strings)
+    become `\u003c`, `\u003e`, `\u0026`, so no text in the data (a completion holding `</script>` or
     `<!--`) can end the element or start markup. JSON.parse reads the same strings back."""
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 

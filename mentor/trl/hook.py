@@ -34,7 +34,6 @@ from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
-
 logger = logging.getLogger("mentor")
 
 

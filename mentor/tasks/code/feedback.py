@@ -4,7 +4,6 @@ summary."""
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from mentor.sandbox.harness import PROGRESS_TAG, RESULT_TAG

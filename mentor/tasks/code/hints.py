@@ -13,6 +13,7 @@ from mentor.tasks.code.reference import solution_code, solution_features
 from mentor.tasks.code.taxonomy import TAXONOMY
 from mentor.types import Diagnosis, FailedGroup
 
+
 def compose_hint(group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
     """A hint at `tier` for the group's dominant error class; `feedback` (a leak verdict's reason) makes it say less."""
     ref = group.reference

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from typing import Any
 
