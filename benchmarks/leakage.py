@@ -25,6 +25,7 @@ from mentor.leakage import check_leak
 from mentor.leakage.symbolic import problem_states_answer
 from mentor.mathtext.answer import analyse_answer
 from mentor.mathtext.ascii import compact
+from mentor.tasks import get_task
 
 UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
         "seventeen eighteen nineteen".split()
@@ -129,12 +130,12 @@ def contains_answer(hint: str, row: dict) -> bool:
 
 def main(verbose: bool = False) -> None:
     rows = load_champ()
-    check_leak("warm up", {"answer": "2^(n-1)"}, "math")
+    check_leak("warm up", {"answer": "2^(n-1)"}, get_task("math"))
     times, found, misses, alarms = [], defaultdict(lambda: [0, 0]), [], []
 
     def timed(hint, ref, problem):
         t0 = time.perf_counter()
-        v = check_leak(hint, ref, "math", problem=problem)
+        v = check_leak(hint, ref, get_task("math"), problem=problem)
         times.append((time.perf_counter() - t0) * 1000)
         return v
 

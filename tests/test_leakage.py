@@ -127,7 +127,7 @@ CLEAN = [  # (hint, answer): other numbers of the problem, or the answer's digit
 
 @pytest.mark.parametrize("hint,answer,detector", LEAKS)
 def test_leaks_are_caught(hint, answer, detector):
-    verdict = check_leak(hint, {"answer": answer}, "none")
+    verdict = check_leak(hint, {"answer": answer}, None)
     assert verdict.leaked, (hint, answer)
     assert detector in verdict.detectors, verdict
     assert detector in verdict.reason
@@ -135,55 +135,55 @@ def test_leaks_are_caught(hint, answer, detector):
 
 @pytest.mark.parametrize("hint,answer", CLEAN)
 def test_clean_hints_pass(hint, answer):
-    verdict = check_leak(hint, {"answer": answer}, "none")
+    verdict = check_leak(hint, {"answer": answer}, None)
     assert not verdict.leaked, verdict
     assert verdict.detectors == [] and verdict.reason == ""
 
 
 def test_short_answer_rule_is_about_context_not_digits():
     ref = {"answer": "2"}
-    assert not check_leak("Keep 2 cases in mind: step 2 covers 2 digits.", ref, "none").leaked
-    assert check_leak("Keep 2 cases in mind. The answer is 2.", ref, "none").leaked
-    assert not check_leak("so 2n+1 is odd", ref, "none").leaked
-    assert check_leak("so the smallest value is 2.", ref, "none").leaked
+    assert not check_leak("Keep 2 cases in mind: step 2 covers 2 digits.", ref, None).leaked
+    assert check_leak("Keep 2 cases in mind. The answer is 2.", ref, None).leaked
+    assert not check_leak("so 2n+1 is odd", ref, None).leaked
+    assert check_leak("so the smallest value is 2.", ref, None).leaked
     # an expression equal to a short answer is held to the same rule, functions included
-    assert not check_leak("1+1", ref, "none").leaked and not check_leak(r"$\log_3 9$", ref, "none").leaked
-    assert check_leak(r"The answer is $\log_3 9$.", ref, "none").leaked
+    assert not check_leak("1+1", ref, None).leaked and not check_leak(r"$\log_3 9$", ref, None).leaked
+    assert check_leak(r"The answer is $\log_3 9$.", ref, None).leaked
 
 
 def test_operands_and_problem_text_are_not_leaks():
     ref = {"answer": "0579", "operands": [123, 456]}
-    assert not check_leak("Line up 123+456 in columns.", ref, "none").leaked
-    assert check_leak("Line up 123+456 in columns.", {"answer": "0579"}, "none").leaked  # without operands
+    assert not check_leak("Line up 123+456 in columns.", ref, None).leaked
+    assert check_leak("Line up 123+456 in columns.", {"answer": "0579"}, None).leaked  # without operands
     answer = "(x+1)(x-1)(x^2+1)(x^3-x^2+1)(x^2+x+1)"
     problem = "Factorize x^9+x^4-x-1 into terms of integer coefficients."
     hint = "Rewrite the expression as (x^9-x)+(x^4-1)."
-    assert check_leak(hint, {"answer": answer}, "none").leaked  # equivalent, with no problem to compare
-    assert not check_leak(hint, {"answer": answer}, "none", problem=problem).leaked
-    assert not check_leak(hint, {"answer": answer, "problem": problem}, "none").leaked
-    assert check_leak(f"It factors as {answer}.", {"answer": answer}, "none", problem=problem).leaked
+    assert check_leak(hint, {"answer": answer}, None).leaked  # equivalent, with no problem to compare
+    assert not check_leak(hint, {"answer": answer}, None, problem=problem).leaked
+    assert not check_leak(hint, {"answer": answer, "problem": problem}, None).leaked
+    assert check_leak(f"It factors as {answer}.", {"answer": answer}, None, problem=problem).leaked
 
 
 def test_aliases_are_checked():
     ref = {"answer": "252", "answer_aliases": ["C(10, 5)"]}
-    assert check_leak("It is C(10, 5).", ref, "none").leaked
+    assert check_leak("It is C(10, 5).", ref, None).leaked
     assert check_leak("It is choose(10, 5), i.e. C(10,5).", {"answer": "17", "answer_aliases": ["C(10, 5)"]},
-                      "none").leaked
+                      None).leaked
 
 
 def test_solution_overlap_allows_first_steps_but_not_the_end():
     ref = {"answer": "239", "solution": SOLUTION}
     steps = SOLUTION.split("\n")
-    assert not check_leak(f"Start like this: {steps[0]}", ref, "none").leaked
-    end = check_leak(f"Finish with: {steps[-1]}", {"answer": "4321", "solution": SOLUTION}, "none")
+    assert not check_leak(f"Start like this: {steps[0]}", ref, None).leaked
+    end = check_leak(f"Finish with: {steps[-1]}", {"answer": "4321", "solution": SOLUTION}, None)
     assert end.leaked and end.detectors == ["solution_overlap"] and "final step" in end.reason
-    most = check_leak(" ".join(steps[:5]), {"answer": "4321", "solution": SOLUTION}, "none")
+    most = check_leak(" ".join(steps[:5]), {"answer": "4321", "solution": SOLUTION}, None)
     assert most.leaked and "solution_overlap" in most.detectors
     frac, final = solution_overlap(" ".join(steps[:2]), SOLUTION)
     assert 0 < frac < 0.5 and not final
     # min_run and max_fraction are configurable
-    assert not check_leak(" ".join(steps[:5]), {"answer": "4321", "solution": SOLUTION}, "none", max_fraction=0.95).leaked
-    assert check_leak(steps[0], {"answer": "4321", "solution": SOLUTION}, "none", max_fraction=0.1).leaked
+    assert not check_leak(" ".join(steps[:5]), {"answer": "4321", "solution": SOLUTION}, None, max_fraction=0.95).leaked
+    assert check_leak(steps[0], {"answer": "4321", "solution": SOLUTION}, None, max_fraction=0.1).leaked
 
 
 class _Flagging(Task):
@@ -203,20 +203,20 @@ class _Broken(Task):
 def test_task_detectors_are_merged_and_fail_closed():
     mentor.tasks.register("flagging", _Flagging)
     mentor.tasks.register("broken", _Broken())
-    v = check_leak("the secret is 239", {"answer": "239"}, "flagging")
+    v = check_leak("the secret is 239", {"answer": "239"}, mentor.tasks.get_task("flagging"))
     assert v.leaked and v.detectors == ["answer_digits", "task_secret"] and "task: the hint says" in v.reason
-    assert not check_leak("nothing here", {"answer": "239"}, "flagging").leaked
-    broken = check_leak("nothing here", {"answer": "239"}, "broken")
+    assert not check_leak("nothing here", {"answer": "239"}, mentor.tasks.get_task("flagging")).leaked
+    broken = check_leak("nothing here", {"answer": "239"}, mentor.tasks.get_task("broken"))
     assert broken.leaked and broken.detectors == ["task_error"] and "boom" in broken.reason
-    # an unknown task, or one whose module is missing, only skips the task part
-    assert check_leak("It is 239.", {"answer": "239"}, "no-such-task").detectors == ["answer_digits"]
-    assert not check_leak("Think.", {"answer": "239"}, "code").leaked
+    # no task: the generic detectors alone
+    assert check_leak("It is 239.", {"answer": "239"}).detectors == ["answer_digits"]
+    assert not check_leak("Think.", {"answer": "239"}, mentor.tasks.get_task("code")).leaked
 
 
 def test_references_without_answer_or_with_odd_types():
-    assert not check_leak("anything 42", {}, "none").leaked
-    assert check_leak("it is 42", {"answer": 42}, "none").leaked
-    assert not check_leak("", {"answer": "42", "solution": SOLUTION}, "none").leaked
+    assert not check_leak("anything 42", {}, None).leaked
+    assert check_leak("it is 42", {"answer": 42}, None).leaked
+    assert not check_leak("", {"answer": "42", "solution": SOLUTION}, None).leaked
 
 
 def test_pathological_expressions_are_bounded_in_worker_threads():
@@ -226,12 +226,13 @@ def test_pathological_expressions_are_bounded_in_worker_threads():
             {"answer": "sum_(k=1)^n 1/k"}, {"answer": "x=y=0"}]
     start = time.perf_counter()
     with ThreadPoolExecutor(4) as pool:
-        verdicts = list(pool.map(lambda hr: check_leak(hr[0], hr[1], "math"), [(h, r) for h in hints for r in refs]))
+        math = mentor.tasks.get_task("math")
+    verdicts = list(pool.map(lambda hr: check_leak(hr[0], hr[1], math), [(h, r) for h in hints for r in refs]))
     assert time.perf_counter() - start < 20
     assert all(isinstance(v, LeakVerdict) for v in verdicts)
-    assert check_leak("The answer is x=y=0.", {"answer": "x=y=0"}, "none").leaked
-    assert check_leak("1 " * 3000 + "and 9" * 1000, {"answer": "17"}, "none").detectors == ["hint_too_long"]
-    assert not check_leak("9" * 3000, {"answer": "17"}, "none").leaked  # no int() overflow on long digit runs
+    assert check_leak("The answer is x=y=0.", {"answer": "x=y=0"}, None).leaked
+    assert check_leak("1 " * 3000 + "and 9" * 1000, {"answer": "17"}, None).detectors == ["hint_too_long"]
+    assert not check_leak("9" * 3000, {"answer": "17"}, None).leaked  # no int() overflow on long digit runs
 
 
 def test_symbolic_equivalence_via_math_verify_in_a_worker_thread():

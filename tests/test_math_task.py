@@ -198,7 +198,7 @@ def test_compose_all_tiers_never_leak_on_champ(champ, task):
         g = group(row)
         hints = {tier: task.compose(g, Diagnosis("wrong_method"), tier, None) for tier in (1, 2, 3)}
         for tier, hint in hints.items():
-            verdict = check_leak(hint, g.reference, "math", problem=row["problem"])
+            verdict = check_leak(hint, g.reference, get_task("math"), problem=row["problem"])
             assert not verdict.leaked, (row["problem_id"], tier, hint, verdict.reason)
         steps = row["solution_steps"]
         if hints[3].startswith("A correct solution starts like this: (1) " + steps[0]):
@@ -279,7 +279,7 @@ def test_rules_backend_runs_math_failures_through_the_graph(champ):
         assert r.diagnosis.error_class in task.taxonomy and set(r.diagnosis.error_classes) <= set(task.taxonomy)
         assert r.diagnosis.root_cause.strip() and r.tier in (1, 2, 3)
         assert r.hint is not None and not r.withheld
-        assert not check_leak(r.hint, g.reference, "math", problem=g.prompt).leaked, r.hint
+        assert not check_leak(r.hint, g.reference, get_task("math"), problem=g.prompt).leaked, r.hint
         assert g.reference["answer"] not in r.hint
         assert [n["node"] for n in r.nodes] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                 "leakage_checker"]
@@ -302,7 +302,7 @@ def test_rules_backend_runs_math_failures_through_the_graph(champ):
     # over for the masked opening step.
     assert leaky_step.diagnosis.error_class == "partial_answer" and leaky_step.tier == 3
     drafts = task.drafts(groups[2].reference, leaky_step.diagnosis, 3)
-    assert all(check_leak(d, groups[2].reference, "math", problem=nt31["prompt"]).leaked
+    assert all(check_leak(d, groups[2].reference, get_task("math"), problem=nt31["prompt"]).leaked
                for d in drafts if d.startswith("A correct solution"))
     assert "Start like this: Obviously, x=…, y=… is an solution." in leaky_step.hint
     assert tie.diagnosis.error_classes == {"wrong_final_answer": 1, "arithmetic_slip": 1}
@@ -361,7 +361,7 @@ def worker():  # the mentor's graph runs feedback and the leakage checker in wor
     out["reward_thread"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
     fb = task.feedback(f"So \\boxed{{{expr}}}", ref)
     out["correct"], out["too_costly"] = fb["correct"], fb["answer_too_costly"]
-    out["leaked"] = check_leak(f"Consider ${expr}+x$ here.", {"answer": leak_answer}, "math").leaked
+    out["leaked"] = check_leak(f"Consider ${expr}+x$ here.", {"answer": leak_answer}, get_task("math")).leaked
 th = threading.Thread(target=worker, daemon=True)
 th.start()
 th.join()

@@ -35,7 +35,7 @@ def test_every_tier_present_and_passes_the_leak_check(family):
         reference, leaked = reference_with_tiers(r, problem)
         assert leaked == [] and reference["concepts"] == [r["knowledge"]]  # the rules mentor's tier 1
         for tier in TIERS:
-            assert reference[tier] and not check_leak(reference[tier], reference, "math", problem=problem).leaked
+            assert reference[tier] and not check_leak(reference[tier], reference, get_task("math"), problem=problem).leaked
         # the partial solution is leading steps of the worked one, never its last
         steps = r["solution"].splitlines()
         assert reference["partial"].startswith(steps[0]) and steps[-1] not in reference["partial"]

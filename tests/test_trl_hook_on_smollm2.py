@@ -162,7 +162,7 @@ def test_the_math_rules_diagnose_the_real_completions_and_every_hint_passes_the_
     classes = [task.classify(Attempt(c, 0.0, feedback=fb), reference) for c, fb in zip(completions, feedback)]
     assert set(classes) <= set(task.taxonomy)
     assert record["diagnosis"]["error_class"] == task.dominant_class(Counter(classes))  # the graph ran these rules
-    assert record["hint"] and not check_leak(record["hint"], reference, "math", problem=record["prompt"]).leaked
+    assert record["hint"] and not check_leak(record["hint"], reference, get_task("math"), problem=record["prompt"]).leaked
     assert ROW["answer"] not in record["hint"]
 
 

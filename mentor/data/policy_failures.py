@@ -19,12 +19,13 @@ from pathlib import Path
 from mentor.data.easy_arithmetic import FAMILIES, make_rows
 from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
+from mentor.tasks import get_task
 
 TIERS = ("knowledge", "plan", "partial")
 
 
 def leaks(text: str, reference: dict, problem: str) -> bool:
-    return check_leak(text, reference, "math", problem=problem).leaked
+    return check_leak(text, reference, get_task("math"), problem=problem).leaked
 
 
 def partial_solution(reference: dict, problem: str) -> str | None:

@@ -1,7 +1,8 @@
 """The leakage checker: does a hint give away the final answer or the worked solution?
 
     from mentor.leakage import check_leak
-    verdict = check_leak(hint, reference, task, problem=None)   # a LeakVerdict
+    from mentor.tasks import get_task
+    verdict = check_leak(hint, reference, get_task("math"), problem=None)   # a LeakVerdict; task None: generic only
 
 docs/leakage.md is the one description of the detectors (their names are `DETECTORS` in `checker.py`, and
 tests/test_leakage.py checks that the two lists agree), the short-answer rule, what is not a leak and the bounds.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from mentor.leakage.context import answer_context, normalise_hint
 from mentor.leakage.literals import Hit, expressions, literals
@@ -19,6 +19,12 @@ from mentor.types import LeakVerdict
 DETECTORS = ("answer_digits", "answer_words", "answer_math_equiv", "answer_verbatim", "answer_text", "solution_overlap",
              "task_error", "hint_too_long")  # described in docs/leakage.md, which a test keeps in step
 DEFAULT_MAX_FRACTION = 0.5
+class TaskLeakCheck(Protocol):
+    """What the checker needs of a task adapter (`mentor.tasks.base.Task`): its own leak detectors."""
+
+    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict: ...
+
+
 MAX_HINT_CHARS = 4000  # a longer "hint" is a solution, not a hint: flagged as `hint_too_long`
 
 
@@ -91,7 +97,7 @@ def _significant(text: str) -> int:
     return len(re.sub(r"^[0.]+", "", re.sub(r"[^\d.]", "", text)).replace(".", ""))
 
 
-def check_leak(hint: str, reference: dict[str, Any], task: str, *, problem: str | None = None,
+def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None = None, *, problem: str | None = None,
                min_run: int = DEFAULT_MIN_RUN, max_fraction: float = DEFAULT_MAX_FRACTION) -> LeakVerdict:
     """Whether `hint` reveals the answer or the worked solution of a problem.
 
@@ -100,8 +106,8 @@ def check_leak(hint: str, reference: dict[str, Any], task: str, *, problem: str 
         reference: the problem's reference: `answer` (any string or number), optional `answer_aliases`
             (other forms of the answer), optional `solution` (worked solution, steps on separate lines),
             optional `operands` (numbers of the problem whose combinations are not leaks).
-        task: task adapter name; its `leak_check` runs after the generic detectors (skipped when the
-            task is unknown or its module cannot be imported).
+        task: the task adapter (`mentor.tasks.get_task(name)`), whose `leak_check` runs after the generic
+            detectors; None: the generic detectors alone.
         problem: the problem text (default: `reference["problem"]`, else None). When given, expressions
             copied from it are restatements, not leaks; pass the failed group's prompt.
         min_run: words in a verbatim run that counts as copied from the solution (default 12).
@@ -147,14 +153,11 @@ def check_leak(hint: str, reference: dict[str, Any], task: str, *, problem: str 
     return verdict
 
 
-def _task_verdict(hint: str, reference: dict[str, Any], task: str) -> LeakVerdict | None:
-    try:
-        from mentor.tasks import get_task
-
-        adapter = get_task(task)
-    except Exception:  # unknown task, or its module is missing: the generic detectors suffice
+def _task_verdict(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None) -> LeakVerdict | None:
+    if task is None:
         return None
     try:
-        return adapter.leak_check(hint, reference)
+        return task.leak_check(hint, reference)
     except Exception as exc:  # a broken detector must not let a hint through
-        return LeakVerdict(True, ["task_error"], f"task '{task}' leak_check raised {type(exc).__name__}: {exc}")
+        name = getattr(task, "name", type(task).__name__)
+        return LeakVerdict(True, ["task_error"], f"task '{name}' leak_check raised {type(exc).__name__}: {exc}")

@@ -15,6 +15,16 @@ from mentor.leakage import check_leak
 from mentor.runtime.context import MentorContext, context_of
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.runtime.state import MentorStateBase
+from mentor.tasks import get_task
+
+
+def _task_or_none(name: str):
+    """The group's task adapter, whose own detectors join the generic ones; None (the generic ones alone) for a task
+    this process does not know, or whose module fails to import."""
+    try:
+        return get_task(name)
+    except Exception:
+        return None
 
 
 def _verdict(value: Any) -> bool:
@@ -35,7 +45,8 @@ async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext
     ctx = context_of(runtime)
     # The gate checks every draft, whoever wrote it: the math composer's own checks only pick its draft, and
     # an llm composer or the composer's fallback text is not checked before this.
-    verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, group.task, problem=group.prompt)
+    verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, _task_or_none(group.task),
+                                      problem=group.prompt)
     detectors, reason = list(verdict.detectors), verdict.reason
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
     if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:

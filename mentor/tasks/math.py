@@ -367,7 +367,7 @@ class MathTask(Task):
         passing draft is skipped too (when another passes). Drafts past the one used are not checked."""
         ref = group.reference
         passing = (d for d in self.drafts(ref, diagnosis, tier)
-                   if not check_leak(d, ref, self.name, problem=group.prompt).leaked)
+                   if not check_leak(d, ref, self, problem=group.prompt).leaked)
         hint = next(passing, None)
         if feedback:
             hint = next(passing, hint)
