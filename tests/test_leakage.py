@@ -224,10 +224,10 @@ def test_pathological_expressions_are_bounded_in_worker_threads():
              "x" * 50_000 + " 12"]
     refs = [{"answer": "2^(n-1)"}, {"answer": "17"}, {"answer": "x(x-1)(x-2)...(x-2022)"},
             {"answer": "sum_(k=1)^n 1/k"}, {"answer": "x=y=0"}]
+    math = mentor.tasks.get_task("math")
     start = time.perf_counter()
     with ThreadPoolExecutor(4) as pool:
-        math = mentor.tasks.get_task("math")
-    verdicts = list(pool.map(lambda hr: check_leak(hr[0], hr[1], math), [(h, r) for h in hints for r in refs]))
+        verdicts = list(pool.map(lambda hr: check_leak(hr[0], hr[1], math), [(h, r) for h in hints for r in refs]))
     assert time.perf_counter() - start < 20
     assert all(isinstance(v, LeakVerdict) for v in verdicts)
     assert check_leak("The answer is x=y=0.", {"answer": "x=y=0"}, None).leaked
