@@ -238,7 +238,7 @@ def test_pathological_expressions_are_bounded_in_worker_threads():
 def test_symbolic_equivalence_via_math_verify_in_a_worker_thread():
     # `sum_(k=1)^n` is beyond the exact evaluator: this goes to math-verify, off the main thread
     with ThreadPoolExecutor(1) as pool:
-        v = pool.submit(check_leak, "It is \\log(n) plus change.", {"answer": "sum_(k=1)^n 1/k"}, "none").result()
+        v = pool.submit(check_leak, "It is \\log(n) plus change.", {"answer": "sum_(k=1)^n 1/k"}, None).result()
     assert not v.leaked
 
 

@@ -361,7 +361,7 @@ def worker():  # the mentor's graph runs feedback and the leakage checker in wor
     out["reward_thread"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
     fb = task.feedback(f"So \\boxed{{{expr}}}", ref)
     out["correct"], out["too_costly"] = fb["correct"], fb["answer_too_costly"]
-    out["leaked"] = check_leak(f"Consider ${expr}+x$ here.", {"answer": leak_answer}, get_task("math")).leaked
+    out["leaked"] = check_leak(f"Consider ${expr}+x$ here.", {"answer": leak_answer}, task).leaked
 th = threading.Thread(target=worker, daemon=True)
 th.start()
 th.join()
