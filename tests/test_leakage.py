@@ -210,6 +210,8 @@ def test_task_detectors_are_merged_and_fail_closed():
     assert broken.leaked and broken.detectors == ["task_error"] and "boom" in broken.reason
     # no task: the generic detectors alone
     assert check_leak("It is 239.", {"answer": "239"}).detectors == ["answer_digits"]
+    with pytest.raises(TypeError, match=r"get_task\('code'\)"):  # a name would make every hint fail closed
+        check_leak("Think.", {"answer": "239"}, "code")
     assert not check_leak("Think.", {"answer": "239"}, mentor.tasks.get_task("code")).leaked
 
 

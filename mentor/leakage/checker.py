@@ -116,6 +116,9 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
     Returns:
         LeakVerdict with `leaked`, the names of the detectors that fired, and a reason naming the evidence.
     """
+    if isinstance(task, str):  # the name, as before the adapter was passed: every hint would fail closed
+        raise TypeError(f"check_leak: task must be the task adapter (mentor.tasks.get_task({task!r})) or None, "
+                        f"not its name")
     hint = str(hint or "")
     if len(hint) > MAX_HINT_CHARS:  # fail closed rather than check only part of it
         return LeakVerdict(True, ["hint_too_long"], f"the hint has {len(hint)} characters, more than "
