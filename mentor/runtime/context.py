@@ -19,10 +19,10 @@ class MentorContext:
 
     Args:
         mentor: node backends, prompts folder, leak-retry bound (see `MentorConfig`); a mapping is loaded as one.
-        chat_model: the LangChain chat model of `llm` nodes; built from `mentor.llm` when not given.
+        chat_model: the LangChain chat model of `llm` nodes; built from the config's `llm` when not given.
         llm_limit: an asyncio.Semaphore bounding `llm` requests in flight over all groups.
         structured: whether requests still ask for constrained decoding, shared by a runtime's runs (see
-            `mentor.runtime.llm.StructuredOutput`); default: per request, from `mentor.llm.structured_output`.
+            `mentor.runtime.llm.StructuredOutput`); default: per request, from the config's `llm.structured_output`.
     """
 
     mentor: MentorConfig = field(default_factory=MentorConfig)
