@@ -51,7 +51,6 @@ def failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperatu
     """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
     `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""
     from mentor.evaluation import group_inputs, load_policy, sample
-    from mentor.tasks import get_task
     from mentor.types import FailedGroup
 
     policy, task = load_policy(policy_name), get_task("math")
@@ -97,9 +96,9 @@ def main(argv=None) -> None:
         rows, counts = failure_rows(args.policy, make_rows(args.family, args.n, args.seed), args.samples,
                                     args.temperature, args.max_new_tokens, args.seed, args.all)
     Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    leaks = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
+    left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
     print(f"{args.family}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote {counts['kept']} "
-          f"groups to {args.output}; tiers left out as leaks: {leaks}")
+          f"groups to {args.output}; tiers left out as leaks: {left_out}")
 
 
 if __name__ == "__main__":

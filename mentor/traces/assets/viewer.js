@@ -548,7 +548,7 @@
     }
   }
 
-  // Each node's whole input and output. A record stores only what a node added (mentor/runtime.py): input keys an
+  // Each node's whole input and output. A record stores only what a node added (mentor/runtime/runner.py): input keys an
   // earlier node wrote are named in `inherited` with the node(s) that wrote them (several: an accumulating list),
   // and an output string that repeats an input value is {"$input": key}. mentor.traces.node_io does the same.
   function nodeIO(nodes) {
