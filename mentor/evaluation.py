@@ -335,6 +335,10 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             "hint_tokens": sum(len(policy.encode(h)) for h in given) / len(given) if given else 0.0,
             "withheld": sum(iv.withheld for iv in interventions),
             "leaks_blocked": sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
+            # As the training metrics: an llm node that fell back to rules, and a group whose graph run failed
+            # (no hint), so a row that silently became its rules twin says so.
+            "llm_fallbacks": sum(len(iv.fallbacks) for iv in interventions),
+            "failures": sum(iv.error is not None for iv in interventions),
             "reliance": rely,
             "per_error_class": {c: {"groups": e["groups"], "rescue_rate": e["rescued"] / e["groups"]}
                                 for c, e in sorted(per_class.items())},
@@ -366,8 +370,8 @@ def write_html(report: dict[str, Any], path: Path) -> None:
     def fmt(v: Any) -> str:
         return "" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
-    keys = ["groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "reliance",
-            "mentor_s", "sample_s"]
+    keys = ["groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
+            "failures", "reliance", "mentor_s", "sample_s"]
     table = "".join(f"<tr><th>{escape(n)}</th>" + "".join(f"<td>{fmt(r[k])}</td>" for k in keys) + "</tr>"
                     for n, r in rows.items())
     bars = "".join(f"<tr><th>{escape(n)}</th><td>{bar(r['rescue_rate'])}</td></tr>" for n, r in rows.items())
@@ -425,11 +429,12 @@ def cmd_eval(args) -> int:
     out.write_text(json.dumps(report, indent=2))
     if html:
         write_html(report, html)
-    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}")
+    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'fallbacks':>11}"
+          f"{'failures':>10}")
     for name, row in report["configs"].items():
         rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
         print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
-              f"{rely:>10}")
+              f"{rely:>10}{row['llm_fallbacks']:>11}{row['failures']:>10}")
     for name, row in report["configs"].items():
         if row["diagnosis_accuracy"]:
             d = row["diagnosis_accuracy"]

@@ -1,6 +1,7 @@
 """`mentor eval` on the lab's committed policy: the report, its seeding, the rows' meaning, and bad inputs."""
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,8 @@ from mentor.lab.sampling import completions
 from mentor.tasks import arithmetic
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
-ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "reliance",
-              "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s"}
+ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
+              "failures", "reliance", "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s"}
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +102,25 @@ def test_the_same_seed_gives_the_same_report(failures, tmp_path):
         reports.append(report)
     assert reports[0] == reports[1]
     assert reports[0]["seed"] == 3 and reports[2]["seed"] == 4
+
+
+def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(failures, tmp_path, capsys):
+    with socket.socket() as s:  # a loopback port nobody listens on: every llm call is refused at once
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    llm = tmp_path / "llm.yaml"
+    llm.write_text((CONFIGS / "mentor_prompt.yaml").read_text() + "nodes: {error_classifier: llm, hint_composer: llm}\n"
+                   f"llm: {{provider: openai, model: m, base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0}}\n")
+    out = tmp_path / "r.json"
+    assert run(failures, "--policy", "lab", "--config", f"rules={CONFIGS / 'mentor_prompt.yaml'}", "--config",
+               f"llm={llm}", "--samples", 2, "-o", out) == 0
+    rows = json.loads(out.read_text())["configs"]
+    assert rows["rules"]["llm_fallbacks"] == rows["none"]["llm_fallbacks"] == 0
+    assert rows["llm"]["llm_fallbacks"] == 2 * rows["llm"]["groups"]  # two llm nodes a group
+    assert rows["llm"]["failures"] == rows["rules"]["failures"] == 0
+    for key in ("rescue_rate", "mean_reward", "hint_tokens"):
+        assert rows["llm"][key] == rows["rules"][key], key
+    assert f"{2 * rows['llm']['groups']:>11}" in capsys.readouterr().out
 
 
 def test_a_failure_without_its_reference_is_skipped_and_counted(failures, tmp_path, capsys):
