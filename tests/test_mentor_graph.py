@@ -72,6 +72,14 @@ def test_a_hint_that_always_leaks_is_withheld_after_the_bound(monkeypatch, retri
     assert [n["node"] for n in result.nodes].count("hint_composer") == retries + 1
 
 
+def test_a_library_hint_that_leaks_is_withheld_though_retries_are_left():
+    leaky = {**ARITHMETIC, "reference": {**ARITHMETIC["reference"], "hint": "0425"}}
+    [result] = MentorRuntime({"graph": "graphs/static_hints/graph.py:graph", "max_leak_retries": 2}).run(
+        [FailedGroup.from_dict(leaky)])
+    assert result.hint is None and result.withheld and result.error is None
+    assert [d["draft"] for d in result.leak["leaked_drafts"]] == ["0425"]
+
+
 def test_the_composer_hears_why_a_draft_leaked(monkeypatch):
     task = get_task("arithmetic")
     seen = []

@@ -180,7 +180,11 @@ class MentorRuntime:
                               "input": own, "inherited": inherited, "output": _refer(_node_output(output), view),
                               "error": event.get("error") and str(event["error"])})
                 outputs.append(output)
-        return to_intervention(group, progress.state, nodes)
+        result = to_intervention(group, progress.state, nodes)
+        # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends
+        # at the gate, with no composer to send a leaked draft back to.
+        result.withheld = result.withheld or not result.hint
+        return result
 
 
 @dataclass
