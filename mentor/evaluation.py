@@ -429,12 +429,12 @@ def cmd_eval(args) -> int:
     out.write_text(json.dumps(report, indent=2))
     if html:
         write_html(report, html)
-    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'fallbacks':>11}"
-          f"{'failures':>10}")
+    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'withheld':>10}"
+          f"{'fallbacks':>11}{'failures':>10}")
     for name, row in report["configs"].items():
         rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
         print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
-              f"{rely:>10}{row['llm_fallbacks']:>11}{row['failures']:>10}")
+              f"{rely:>10}{row['withheld']:>10}{row['llm_fallbacks']:>11}{row['failures']:>10}")
     for name, row in report["configs"].items():
         if row["diagnosis_accuracy"]:
             d = row["diagnosis_accuracy"]
