@@ -298,6 +298,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
     first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`."""
+    from tqdm.auto import tqdm
+
     from mentor.tasks import get_task
 
     max_new_tokens = max_new_tokens or policy.max_new_tokens
@@ -311,7 +313,9 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             hints, placement, interventions = [None] * len(groups), "prompt", []
         else:
             runtime = runtimes[name]
-            interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups])
+            with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
+                interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
+                                            on_done=lambda _: bar.update())
             hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
         mentor_s = time.perf_counter() - t0
         t0 = time.perf_counter()

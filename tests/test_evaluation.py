@@ -120,7 +120,9 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
     assert rows["llm"]["failures"] == rows["rules"]["failures"] == 0
     for key in ("rescue_rate", "mean_reward", "hint_tokens"):
         assert rows["llm"][key] == rows["rules"][key], key
-    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("llm ")]
+    printed = capsys.readouterr()
+    assert "mentoring llm" in printed.err and "sampling llm" in printed.err  # each row's progress bars
+    [line] = [x for x in printed.out.splitlines() if x.startswith("llm ")]
     assert line.split()[-2:] == [str(2 * rows["llm"]["groups"]), "0"]  # the printout's fallbacks and failures
 
 
