@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -48,6 +47,7 @@ def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
     from mentor.mentor import Mentor
+    from mentor.traces.jsonl import write_interventions
 
     out = Path(args.output)
     check_output(out)  # before any group runs, not after
@@ -57,11 +57,7 @@ def cmd_diagnose(args) -> int:
     mentor = Mentor.from_config(args.config)
     with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
         interventions = mentor.diagnose(groups, on_done=lambda _: bar.update())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w") as f:
-        for group, intervention in zip(groups, interventions):  # the problem and its attempts, as training traces
-            attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
-            f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
+    write_interventions(out, groups, interventions)
     print(summarise(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0

@@ -11,9 +11,9 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from mentor.types import FailedGroup, InputError
+from mentor.types import FailedGroup, InputError, Intervention
 
 BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.sampling.completions)
 LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
@@ -294,10 +294,12 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
 
 def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
              temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
-             annotated: list[list[int | None]] | None = None) -> dict[str, Any]:
+             annotated: list[list[int | None]] | None = None,
+             on_interventions: Callable[[str, list[Intervention]], None] | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
-    first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`."""
+    first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
+    interventions)` is called once a row's graph has run, before its sampling."""
     from tqdm.auto import tqdm
 
     from mentor.tasks import get_task
@@ -316,6 +318,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
                 interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
                                             on_done=lambda _: bar.update())
+            if on_interventions:
+                on_interventions(name, interventions)
             hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
         mentor_s = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -408,8 +412,10 @@ row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 def cmd_eval(args) -> int:
     from mentor.failures import check_output
     from mentor.lab.pretrain import torch_threads
+    from mentor.traces.jsonl import write_interventions
 
     out, html = Path(args.output), Path(args.html) if args.html else None
+    kept = Path(args.interventions) if args.interventions else None
     for path in filter(None, (out, html)):
         check_output(path)
     for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
@@ -424,10 +430,19 @@ def cmd_eval(args) -> int:
     for problem in skipped:
         print(problem, file=sys.stderr)
     runtimes = load_configs(configs)
+    for name in runtimes if kept else ():
+        try:
+            check_output(kept / f"{name}.jsonl")
+        except InputError as e:
+            raise InputError(f"--interventions {kept}: {e}") from None
     policy = load_policy(args.policy)
+
+    def keep(name: str, interventions: list[Intervention]) -> None:
+        write_interventions(kept / f"{name}.jsonl", groups, interventions)
+
     with torch_threads(args.threads):
         report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed,
-                          annotated)
+                          annotated, keep if kept else None)
     report["skipped"] = skipped
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2))
@@ -446,7 +461,8 @@ def cmd_eval(args) -> int:
                   f"exactly, {100 * d['within_1']:.1f}% within 1")
     o = report["oracle"]
     print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
-          f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else ""))
+          f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else "")
+          + (f"; each row's interventions in {kept}/NAME.jsonl (mentor traces FILE browses one)" if kept else ""))
     below = [f"{n} {100 * report['configs'][n]['rescue_rate']:.1f}% < {100 * r:.1f}%" for n, r in fail_under.items()
              if report["configs"][n]["rescue_rate"] < r]
     if below:
@@ -471,5 +487,8 @@ def add_eval_command(sub) -> None:
     p.add_argument("--html", help="also write a self-contained HTML page")
     p.add_argument("--fail-under", action="append", metavar="NAME=RATE",
                    help="exit 1 when row NAME rescues less than RATE (0 to 1) of the groups (repeatable)")
+    p.add_argument("--interventions", metavar="DIR", help="also write each config row's interventions (what its "
+                                                            "graph did per group) to DIR/NAME.jsonl, as `mentor "
+                                                            "diagnose -o` does; `mentor traces` browses them")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     p.set_defaults(func=cmd_eval)

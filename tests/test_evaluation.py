@@ -12,6 +12,7 @@ from mentor.lab.failures import failure_rows
 from mentor.lab.pretrain import torch_threads
 from mentor.lab.sampling import completions
 from mentor.tasks import arithmetic
+from mentor.traces.viewer import read_jsonl
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
@@ -111,10 +112,17 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
     llm = tmp_path / "llm.yaml"
     llm.write_text((CONFIGS / "mentor_prompt.yaml").read_text() + "nodes: {error_classifier: llm, hint_composer: llm}\n"
                    f"llm: {{provider: openai, model: m, base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0}}\n")
-    out = tmp_path / "r.json"
+    out, kept = tmp_path / "r.json", tmp_path / "interventions"
     assert run(failures, "--policy", "lab", "--config", f"rules={CONFIGS / 'mentor_prompt.yaml'}", "--config",
-               f"llm={llm}", "--samples", 2, "-o", out) == 0
+               f"llm={llm}", "--samples", 2, "-o", out, "--interventions", kept) == 0
     rows = json.loads(out.read_text())["configs"]
+    assert sorted(p.name for p in kept.iterdir()) == ["llm.jsonl", "rules.jsonl"]  # no file for `none`
+    records = {name: read_jsonl(kept / f"{name}.jsonl") for name in ("llm", "rules")}  # as `mentor traces` reads
+    assert [len(r) for r in records.values()] == [rows["llm"]["groups"]] * 2
+    assert all(len(r["fallbacks"]) == 2 and "error_classifier: " in r["fallbacks"][0] for r in records["llm"])
+    assert [r["hint"] for r in records["llm"]] == [r["hint"] for r in records["rules"]]
+    assert [r["problem_id"] for r in records["llm"]] == [json.loads(x)["problem_id"]
+                                                          for x in failures.read_text().splitlines()]
     assert rows["rules"]["llm_fallbacks"] == rows["none"]["llm_fallbacks"] == 0
     assert rows["llm"]["llm_fallbacks"] == 2 * rows["llm"]["groups"]  # two llm nodes a group
     assert rows["llm"]["failures"] == rows["rules"]["failures"] == 0
@@ -178,6 +186,7 @@ def test_fail_under_exits_1_below_the_rate_and_0_above(failures, tmp_path):
     ("config naming no file", ["--config", "bad=/nonexistent/mentor.yaml"]),
     ("empty failures file", ["FAILURES"]),
     ("fail-under naming no row", ["--fail-under"]),
+    ("interventions under a file", ["--interventions"]),
 ])
 def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -190,7 +199,8 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
             "config with a bad value": [failures, "--policy", "lab", "--config", f"bad={bad_yaml}"],
             "config naming no file": [failures, "--policy", "lab", "--config", "bad=/nonexistent/mentor.yaml"],
             "empty failures file": [empty, "--policy", "lab"],
-            "fail-under naming no row": [failures, "--policy", "lab", "--fail-under", "nobody=0.5"]}[case]
+            "fail-under naming no row": [failures, "--policy", "lab", "--fail-under", "nobody=0.5"],
+            "interventions under a file": [failures, "--policy", "lab", "--interventions", empty]}[case]
     out = tmp_path / "r.json"
     assert run(*args, "-o", out) == 2
     err = capsys.readouterr().err

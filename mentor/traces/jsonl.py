@@ -1,4 +1,5 @@
-"""The one JSONL line parser: `mentor diagnose` reads failed groups with it, the trace viewer interventions."""
+"""The one JSONL line parser: `mentor diagnose` reads failed groups with it, the trace viewer interventions; and the
+one writer of interventions as JSONL (`mentor diagnose -o`, `mentor eval --interventions`), which the viewer reads."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from mentor.types import InputError
+from mentor.types import FailedGroup, InputError, Intervention
 
 T = TypeVar("T")
 
@@ -48,3 +49,14 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
             problems.append(f"{source}:{number}: {e}; skipped")
     return items, problems
 
+
+
+def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
+    """One line per group: its intervention with the problem and its attempts, as training traces hold them, so
+    `mentor traces PATH` browses it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        for group, intervention in zip(groups, interventions):
+            attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
+            f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
