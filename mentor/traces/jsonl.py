@@ -50,7 +50,6 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
     return items, problems
 
 
-
 def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
     """One line per group: its intervention with the problem and its attempts, as training traces hold them, so
     `mentor traces PATH` browses it."""
