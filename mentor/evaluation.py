@@ -462,7 +462,7 @@ def cmd_eval(args) -> int:
     o = report["oracle"]
     print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
           f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else "")
-          + (f"; each row's interventions in {kept}/NAME.jsonl (mentor traces FILE browses one)" if kept else ""))
+          + (f"; each row's interventions in {kept}/NAME.jsonl (`mentor traces view FILE` pages one)" if kept else ""))
     below = [f"{n} {100 * report['configs'][n]['rescue_rate']:.1f}% < {100 * r:.1f}%" for n, r in fail_under.items()
              if report["configs"][n]["rescue_rate"] < r]
     if below:
@@ -489,6 +489,6 @@ def add_eval_command(sub) -> None:
                    help="exit 1 when row NAME rescues less than RATE (0 to 1) of the groups (repeatable)")
     p.add_argument("--interventions", metavar="DIR", help="also write each config row's interventions (what its "
                                                             "graph did per group) to DIR/NAME.jsonl, as `mentor "
-                                                            "diagnose -o` does; `mentor traces` browses them")
+                                                            "diagnose -o` does; `mentor traces view` pages them")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     p.set_defaults(func=cmd_eval)

@@ -123,6 +123,8 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
     assert [r["hint"] for r in records["llm"]] == [r["hint"] for r in records["rules"]]
     assert [r["problem_id"] for r in records["llm"]] == [json.loads(x)["problem_id"]
                                                           for x in failures.read_text().splitlines()]
+    assert main(["traces", "view", str(kept / "llm.jsonl")]) == 0
+    assert records["llm"][0]["fallbacks"][0][:30] in (kept / "llm.html").read_text()  # on the viewer's page
     assert rows["rules"]["llm_fallbacks"] == rows["none"]["llm_fallbacks"] == 0
     assert rows["llm"]["llm_fallbacks"] == 2 * rows["llm"]["groups"]  # two llm nodes a group
     assert rows["llm"]["failures"] == rows["rules"]["failures"] == 0

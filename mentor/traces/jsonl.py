@@ -52,7 +52,7 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
 
 def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
     """One line per group: its intervention with the problem and its attempts, as training traces hold them, so
-    `mentor traces PATH` browses it."""
+    `mentor traces view PATH` pages it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as f:
