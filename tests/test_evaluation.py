@@ -117,7 +117,7 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
                f"llm={llm}", "--samples", 2, "-o", out, "--interventions", kept) == 0
     rows = json.loads(out.read_text())["configs"]
     assert sorted(p.name for p in kept.iterdir()) == ["llm.jsonl", "rules.jsonl"]  # no file for `none`
-    records = {name: read_jsonl(kept / f"{name}.jsonl") for name in ("llm", "rules")}  # as `mentor traces` reads
+    records = {name: read_jsonl(kept / f"{name}.jsonl") for name in ("llm", "rules")}  # as `mentor traces view` reads
     assert [len(r) for r in records.values()] == [rows["llm"]["groups"]] * 2
     assert all(len(r["fallbacks"]) == 2 and "error_classifier: " in r["fallbacks"][0] for r in records["llm"])
     assert [r["hint"] for r in records["llm"]] == [r["hint"] for r in records["rules"]]
