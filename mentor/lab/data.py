@@ -8,8 +8,7 @@ a training problem at any level or seed.
 The prompt, answer and hint formats belong to the task (`mentor.tasks.arithmetic`). Hints have two placements:
 
 - ``prompt``: the hint text goes into the prompt, formatted only by `hint_prompt`:
-  `Hint: 05
-` + `Q: 123+456=? A:`. Pre-training shows the policy a share of hinted easy problems in exactly
+  `Hint: 05\n` + `Q: 123+456=? A:`. Pre-training shows the policy a share of hinted easy problems in exactly
   this format, so it has learned that a hint of digits is the start of the answer.
 - ``prefix``: the partial answer starts the response: prompt `Q: 123+456=? A:` and the completion
   begins ` 05` (see `prefix_prompt`).

@@ -29,8 +29,7 @@ def format_answer(a: int, b: int) -> str:
 
 def hint_prompt(prompt: str, hint_text: str) -> str:
     r"""The single place that formats a prompt-placement hint: a `Hint: ...` line before the question,
-    `Q: 123+456=? A:` + `05` -> `Hint: 05
-    Q: 123+456=? A:`. Putting the hint first keeps the question and
+    `Q: 123+456=? A:` + `05` -> `Hint: 05\nQ: 123+456=? A:`. Putting the hint first keeps the question and
     the answer at the same relative positions as without a hint, so the arithmetic the policy learned is
     undisturbed and the hint only adds information."""
     hint_text = " ".join(hint_text.split())
