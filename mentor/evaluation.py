@@ -416,8 +416,9 @@ def cmd_eval(args) -> int:
 
     out, html = Path(args.output), Path(args.html) if args.html else None
     kept = Path(args.interventions) if args.interventions else None
-    for path in filter(None, (out, html)):
-        check_output(path)
+    for flag, path in (("-o", out), ("--html", html)):
+        if path:
+            check_output(path, flag)
     for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
         if value < 1:
             raise InputError(f"{flag} {value}: must be at least 1")
@@ -431,10 +432,7 @@ def cmd_eval(args) -> int:
         print(problem, file=sys.stderr)
     runtimes = load_configs(configs)
     for name in runtimes if kept else ():
-        try:
-            check_output(kept / f"{name}.jsonl")
-        except InputError as e:
-            raise InputError(f"--interventions {kept}: {e}") from None
+        check_output(kept / f"{name}.jsonl", "--interventions")
     policy = load_policy(args.policy)
 
     def keep(name: str, interventions: list[Intervention]) -> None:

@@ -51,14 +51,14 @@ def checked_group(row) -> FailedGroup:
     return group
 
 
-def check_output(out: Path) -> None:
-    """Refuses (InputError) an output path that cannot become a file: a folder, or under a file or a folder this
-    process cannot write."""
+def check_output(out: Path, flag: str = "-o") -> None:
+    """Refuses (InputError, naming `flag`, the option that gave the path) an output path that cannot become a file:
+    a folder, or under a file or a folder this process cannot write."""
     if out.is_dir():
-        raise InputError(f"-o {out} is a folder; give a file path for the interventions, e.g. {out / 'out.jsonl'}")
+        raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
     folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"-o {out}: cannot write under {folder} (" + ("a file, not a folder" if not folder.is_dir()
-                                                                        else "no write permission") + ")")
+        why = "a file, not a folder" if not folder.is_dir() else "no write permission"
+        raise InputError(f"{flag} {out}: cannot write under {folder} ({why})")
     if out.exists() and not os.access(out, os.W_OK):
-        raise InputError(f"-o {out}: the file exists and is not writable")
+        raise InputError(f"{flag} {out}: the file exists and is not writable")

@@ -189,6 +189,7 @@ def test_fail_under_exits_1_below_the_rate_and_0_above(failures, tmp_path):
     ("empty failures file", ["FAILURES"]),
     ("fail-under naming no row", ["--fail-under"]),
     ("interventions under a file", ["--interventions"]),
+    ("html page a folder", ["--html"]),
 ])
 def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -202,7 +203,8 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
             "config naming no file": [failures, "--policy", "lab", "--config", "bad=/nonexistent/mentor.yaml"],
             "empty failures file": [empty, "--policy", "lab"],
             "fail-under naming no row": [failures, "--policy", "lab", "--fail-under", "nobody=0.5"],
-            "interventions under a file": [failures, "--policy", "lab", "--interventions", empty]}[case]
+            "interventions under a file": [failures, "--policy", "lab", "--interventions", empty],
+            "html page a folder": [failures, "--policy", "lab", "--html", tmp_path]}[case]
     out = tmp_path / "r.json"
     assert run(*args, "-o", out) == 2
     err = capsys.readouterr().err
