@@ -290,6 +290,8 @@ def test_the_champ_command_writes_the_file_and_refuses_bad_input(tmp_path, capsy
     not_champ.write_text(json.dumps(bad))
     assert champ_main(["-o", str(out), "--champ", str(not_champ)]) == 2
     assert f"problems.{pid}.fws_annotations[{setting!r}]: start_idx -4" in capsys.readouterr().err
+    assert champ_main(["-o", str(tmp_path)]) == 2
+    assert f"-o {tmp_path} is a folder; give a file path" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         champ_main(["-o", str(out), "--limit", "0"])
     assert "--limit 0: must be at least 1" in capsys.readouterr().err

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mentor.evaluation import ANNOTATED_STEP
+from mentor.failures import check_output
 from mentor.mathtext.steps import split_steps
 from mentor.types import InputError
 
@@ -184,9 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None and args.limit < 1:
         ap.error(f"--limit {args.limit}: must be at least 1")
     out = Path(args.output)
-    if out.is_dir():
-        ap.error(f"-o {out} is a folder; give a file path, e.g. {out / 'champ_failures.jsonl'}")
     try:
+        check_output(out)  # before CHAMP is read
         rows, counts = annotated_failure_rows(args.champ)
     except InputError as e:
         print(f"python -m mentor.data.champ: error: {e}", file=sys.stderr)
