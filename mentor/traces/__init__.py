@@ -1,5 +1,5 @@
-"""The traces: every intervention's record in `<output_dir>/mentor/traces.sqlite` (store), the JSONL reader the
-`mentor diagnose` files share (jsonl), and the HTML viewer with its assets (viewer, assets/).
+"""The traces: every intervention's record in `<output_dir>/mentor/traces.sqlite` (store), the JSONL reader and
+writer of `mentor diagnose` files (jsonl), and the HTML viewer with its assets (viewer, assets/).
 
 The store's public names are importable from here: `from mentor.traces import TraceStore`."""
 
