@@ -391,6 +391,63 @@ def test_program_cannot_touch_the_worker(pool):
     assert_healthy(pool, before)
 
 
+KERNEL_SURFACE = """
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {nr}
+def call(name, *args):
+    return errno.errorcode.get(ctypes.get_errno(), "ok") if libc.syscall(NR[name], *args) < 0 else "ok"
+try:
+    socket.socket(40, socket.SOCK_STREAM)  # AF_VSOCK
+    vsock = "ok"
+except OSError as e:
+    vsock = errno.errorcode[e.errno]
+print({{
+    "proc_keys": open("/proc/keys").read() + open("/proc/key-users").read(),  # first: before any unshare
+    "add_key": call("add_key", b"user", b"{marker}", b"payload", 7, ctypes.c_int(-3)),  # the session keyring
+    "request_key": call("request_key", b"user", b"{marker}", None, 0),
+    "keyctl": call("keyctl", 0, ctypes.c_int(-3), 0),  # KEYCTL_GET_KEYRING_ID of the session keyring
+    "io_uring_setup": call("io_uring_setup", 1, ctypes.create_string_buffer(120)),
+    "unshare_user": "ok" if libc.unshare(0x10000000) == 0 else errno.errorcode[ctypes.get_errno()],
+    "clone_user": call("clone", 0x10000000 | 17, 0, 0, 0, 0),  # CLONE_NEWUSER | SIGCHLD
+    "vsock": vsock,
+}})
+"""
+
+
+def test_the_kernel_keyring_io_uring_nested_user_namespaces_and_vsock_are_denied():
+    """Issue 25: a program filled root's key quota on the host through add_key, and read the host's key names
+    in /proc/keys. The seccomp filter denies the keyring, io_uring, CLONE_NEWUSER and AF_VSOCK."""
+    from mentor.sandbox.seccomp import ARCHES
+
+    nr = ARCHES[os.uname().machine][1]
+    marker = "mentor-key-" + secrets.token_hex(4)
+    for attempt in range(2):  # the second run sees nothing of the first
+        r = execute(KERNEL_SURFACE.format(nr=nr, marker=marker))
+        assert r.status == "ok", r
+        seen = eval(r.stdout)
+        assert seen.pop("proc_keys") == ""  # no key names, no per-user counts of the host
+        assert seen == {"add_key": "EPERM", "request_key": "EPERM", "keyctl": "EPERM", "io_uring_setup": "EPERM",
+                        "unshare_user": "EPERM", "clone_user": "EPERM", "vsock": "EAFNOSUPPORT"}
+        with open("/proc/keys") as f:
+            assert marker not in f.read()  # nothing reached the host's keyrings
+    r = execute("import os, threading, subprocess\n"  # the calls a program does need still work
+                "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
+                "print(subprocess.run(['/bin/echo', 'child'], capture_output=True, text=True).stdout.strip())\n"
+                "pid = os.fork()\nif pid == 0: os._exit(3)\nprint(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))")
+    assert (r.status, r.stdout) == ("ok", "thread\nchild\n3\n"), r
+
+
+def test_the_seccomp_filter_covers_the_weak_tier_too():
+    from mentor.sandbox.seccomp import ARCHES
+
+    nr = ARCHES[os.uname().machine][1]
+    with SandboxPool(1, tier="rlimits", allow_weak=True) as weak:
+        r = weak.execute(KERNEL_SURFACE.format(nr=nr, marker="mentor-weak"))
+    seen = eval(r.stdout)
+    assert (seen["add_key"], seen["io_uring_setup"], seen["vsock"]) == ("EPERM", "EPERM", "EAFNOSUPPORT"), r
+
+
 def test_early_exit_statuses(pool):
     r = run(pool, "import os; print('bye', flush=True); os._exit(0)")
     assert (r.status, r.stdout) == ("ok", "bye\n")
