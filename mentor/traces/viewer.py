@@ -386,7 +386,7 @@ def int_param(query: dict[str, list[str]], name: str, default: int | None, low: 
     if name not in query:
         return default
     text = query[name][0]
-    if not (text.isascii() and text.lstrip("-").isdigit() and len(text) <= 20):
+    if not re.fullmatch(r"-?[0-9]{1,20}", text):
         raise ValueError(f"{name} must be an integer, got {text[:40]!r}")
     value = int(text)
     if not low <= value <= MAX_ID:
@@ -407,9 +407,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
         host = self.headers.get("Host")
         if not host_allowed(host, self.server.hosts, self.server.server_address[1]):
-            status = 400 if not host else 403
-            self._send(status, "text/plain; charset=utf-8", f"this server answers only {self.server.url} "
-                       f"(Host {host!r} is not it)")
+            why = f"Host {host[:100]!r} is not it" if host else "the request names no Host"
+            self._send(403 if host else 400, "text/plain; charset=utf-8",
+                       f"this server answers only {self.server.url} ({why})")
             return
         url = urlparse(self.path)
         query = parse_qs(url.query)
