@@ -448,6 +448,51 @@ def test_the_seccomp_filter_covers_the_weak_tier_too():
     assert (seen["add_key"], seen["io_uring_setup"], seen["vsock"]) == ("EPERM", "EPERM", "EAFNOSUPPORT"), r
 
 
+def run_bpf(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
+    """What the classic BPF program answers for one system call (the few instructions seccomp.py uses)."""
+    import struct
+
+    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    insns = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif code == 0x06:
+            return k
+        else:
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            pc += jt if taken else jf
+        pc += 1
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_decides_each_call_on_both_architectures(machine):
+    """The aarch64 program is checked here too, though this machine cannot run it."""
+    import errno
+
+    from mentor.sandbox.seccomp import ARCHES, RET_ALLOW, RET_ERRNO, build_filter
+
+    arch, nr = ARCHES[machine]
+    program = build_filter(machine)
+    eperm, enosys = RET_ERRNO | errno.EPERM, RET_ERRNO | errno.ENOSYS
+    for name in ("add_key", "request_key", "keyctl", "io_uring_setup", "io_uring_enter", "io_uring_register"):
+        assert run_bpf(program, arch, nr[name]) == eperm, name
+    assert run_bpf(program, arch, nr["clone3"]) == enosys
+    assert run_bpf(program, arch, nr["unshare"], 0x10000000 | 0x20000) == eperm  # CLONE_NEWUSER with CLONE_NEWNS
+    assert run_bpf(program, arch, nr["unshare"], 0x20000000 | 0x20000) == RET_ALLOW  # PID and mount: the worker's
+    assert run_bpf(program, arch, nr["clone"], 0x10000000 | 17) == eperm
+    assert run_bpf(program, arch, nr["clone"], 0x01200011) == RET_ALLOW  # fork's flags
+    assert run_bpf(program, arch, nr["socket"], 40) == RET_ERRNO | errno.EAFNOSUPPORT  # AF_VSOCK
+    assert run_bpf(program, arch, nr["socket"], 2) == RET_ALLOW  # AF_INET (the namespace has no network)
+    assert run_bpf(program, arch, 0) == RET_ALLOW and run_bpf(program, arch, 1) == RET_ALLOW
+    assert run_bpf(program, 0x40000003, nr["add_key"]) == enosys  # i386 (int 0x80): another table, refused
+    if machine == "x86_64":
+        assert run_bpf(program, arch, 0x40000000 | nr["add_key"]) == enosys  # x32
+    assert build_filter("riscv64") is None
+
+
 def test_early_exit_statuses(pool):
     r = run(pool, "import os; print('bye', flush=True); os._exit(0)")
     assert (r.status, r.stdout) == ("ok", "bye\n")
