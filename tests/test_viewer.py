@@ -309,7 +309,7 @@ def test_serve_answers_bad_numbers_with_400_and_head_like_get(server):
 
 
 class SmallServer:
-    """A TraceServer with small bounds, so a test reaches them: one record per answer, 3 connections, 0.5 s idle."""
+    """A TraceServer with small bounds, so a test reaches them: one record per answer, 3 connections, 2 s idle."""
 
     def __new__(cls, path):
         from mentor.traces.viewer import TraceServer
@@ -317,7 +317,7 @@ class SmallServer:
         class Small(TraceServer):
             MAX_ANSWER_CHARS = 1
             MAX_CONNECTIONS = 3
-            IDLE_TIMEOUT_S = 0.5
+            IDLE_TIMEOUT_S = 2.0  # long enough that the idle ones still hold their slots when the fourth comes
 
         return Small(path, port=0, poll_s=0.2)
 
