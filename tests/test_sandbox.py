@@ -391,6 +391,108 @@ def test_program_cannot_touch_the_worker(pool):
     assert_healthy(pool, before)
 
 
+KERNEL_SURFACE = """
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {nr}
+def call(name, *args):
+    return errno.errorcode.get(ctypes.get_errno(), "ok") if libc.syscall(NR[name], *args) < 0 else "ok"
+try:
+    socket.socket(40, socket.SOCK_STREAM)  # AF_VSOCK
+    vsock = "ok"
+except OSError as e:
+    vsock = errno.errorcode[e.errno]
+print({{
+    "proc_keys": open("/proc/keys").read() + open("/proc/key-users").read(),  # first: before any unshare
+    "add_key": call("add_key", b"user", b"{marker}", b"payload", 7, ctypes.c_int(-3)),  # the session keyring
+    "request_key": call("request_key", b"user", b"{marker}", None, 0),
+    "keyctl": call("keyctl", 0, ctypes.c_int(-3), 0),  # KEYCTL_GET_KEYRING_ID of the session keyring
+    "io_uring_setup": call("io_uring_setup", 1, ctypes.create_string_buffer(120)),
+    "unshare_user": "ok" if libc.unshare(0x10000000) == 0 else errno.errorcode[ctypes.get_errno()],
+    "clone_user": call("clone", 0x10000000 | 17, 0, 0, 0, 0),  # CLONE_NEWUSER | SIGCHLD
+    "vsock": vsock,
+}})
+"""
+
+
+def test_the_kernel_keyring_io_uring_nested_user_namespaces_and_vsock_are_denied():
+    """Issue 25: a program filled root's key quota on the host through add_key, and read the host's key names
+    in /proc/keys. The seccomp filter denies the keyring, io_uring, CLONE_NEWUSER and AF_VSOCK."""
+    from mentor.sandbox.seccomp import ARCHES
+
+    nr = ARCHES[os.uname().machine][1]
+    marker = "mentor-key-" + secrets.token_hex(4)
+    for attempt in range(2):  # the second run sees nothing of the first
+        r = execute(KERNEL_SURFACE.format(nr=nr, marker=marker))
+        assert r.status == "ok", r
+        seen = eval(r.stdout)
+        assert seen.pop("proc_keys") == ""  # no key names, no per-user counts of the host
+        assert seen == {"add_key": "EPERM", "request_key": "EPERM", "keyctl": "EPERM", "io_uring_setup": "EPERM",
+                        "unshare_user": "EPERM", "clone_user": "EPERM", "vsock": "EAFNOSUPPORT"}
+        with open("/proc/keys") as f:
+            assert marker not in f.read()  # nothing reached the host's keyrings
+    r = execute("import os, threading, subprocess\n"  # the calls a program does need still work
+                "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
+                "print(subprocess.run(['/bin/echo', 'child'], capture_output=True, text=True).stdout.strip())\n"
+                "pid = os.fork()\nif pid == 0: os._exit(3)\nprint(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))")
+    assert (r.status, r.stdout) == ("ok", "thread\nchild\n3\n"), r
+
+
+def test_the_seccomp_filter_covers_the_weak_tier_too():
+    from mentor.sandbox.seccomp import ARCHES
+
+    nr = ARCHES[os.uname().machine][1]
+    with SandboxPool(1, tier="rlimits", allow_weak=True) as weak:
+        r = weak.execute(KERNEL_SURFACE.format(nr=nr, marker="mentor-weak"))
+    seen = eval(r.stdout)
+    assert (seen["add_key"], seen["io_uring_setup"], seen["vsock"]) == ("EPERM", "EPERM", "EAFNOSUPPORT"), r
+
+
+def run_bpf(program: bytes, arch: int, nr: int, arg0: int = 0) -> int:
+    """What the classic BPF program answers for one system call (the few instructions seccomp.py uses)."""
+    import struct
+
+    data = struct.pack("<iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    insns = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = insns[pc]
+        if code == 0x20:
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif code == 0x06:
+            return k
+        else:
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[code]
+            pc += jt if taken else jf
+        pc += 1
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_filter_decides_each_call_on_both_architectures(machine):
+    """The aarch64 program is checked here too, though this machine cannot run it."""
+    import errno
+
+    from mentor.sandbox.seccomp import ARCHES, RET_ALLOW, RET_ERRNO, build_filter
+
+    arch, nr = ARCHES[machine]
+    program = build_filter(machine)
+    eperm, enosys = RET_ERRNO | errno.EPERM, RET_ERRNO | errno.ENOSYS
+    for name in ("add_key", "request_key", "keyctl", "io_uring_setup", "io_uring_enter", "io_uring_register"):
+        assert run_bpf(program, arch, nr[name]) == eperm, name
+    assert run_bpf(program, arch, nr["clone3"]) == enosys
+    assert run_bpf(program, arch, nr["unshare"], 0x10000000 | 0x20000) == eperm  # CLONE_NEWUSER with CLONE_NEWNS
+    assert run_bpf(program, arch, nr["unshare"], 0x20000000 | 0x20000) == RET_ALLOW  # PID and mount: the worker's
+    assert run_bpf(program, arch, nr["clone"], 0x10000000 | 17) == eperm
+    assert run_bpf(program, arch, nr["clone"], 0x01200011) == RET_ALLOW  # fork's flags
+    assert run_bpf(program, arch, nr["socket"], 40) == RET_ERRNO | errno.EAFNOSUPPORT  # AF_VSOCK
+    assert run_bpf(program, arch, nr["socket"], 2) == RET_ALLOW  # AF_INET (the namespace has no network)
+    assert run_bpf(program, arch, 0) == RET_ALLOW and run_bpf(program, arch, 1) == RET_ALLOW
+    assert run_bpf(program, 0x40000003, nr["add_key"]) == enosys  # i386 (int 0x80): another table, refused
+    if machine == "x86_64":
+        assert run_bpf(program, arch, 0x40000000 | nr["add_key"]) == enosys  # x32
+    assert build_filter("riscv64") is None
+
+
 def test_early_exit_statuses(pool):
     r = run(pool, "import os; print('bye', flush=True); os._exit(0)")
     assert (r.status, r.stdout) == ("ok", "bye\n")

@@ -155,10 +155,21 @@ def other_program_db(path):
     db.close()
 
 
+def same_names_other_columns(path):
+    """Tables named as a trace store's, another program's columns (issue 25: a raw sqlite3.OperationalError)."""
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE interventions (id INTEGER PRIMARY KEY, step INTEGER, foo TEXT);"
+                     "CREATE TABLE steps (step INTEGER PRIMARY KEY, metrics TEXT);"
+                     "INSERT INTO interventions VALUES (1, 0, 'a');")
+    db.close()
+
+
 @pytest.mark.parametrize("make,says", [
     (lambda p: p.write_bytes(b"SQLite? no: " + bytes(range(256)) * 20), "is not a readable SQLite file"),
     (lambda p: p.write_bytes(b""), "is empty (0 bytes)"),
     (other_program_db, "is SQLite but not a mentor trace store (its tables: contacts)"),
+    (same_names_other_columns, "is SQLite but not a mentor trace store (its table interventions lacks error_class,"
+                               " grp, problem_id, record, recovered, round, tier, withheld)"),
 ])
 def test_a_file_that_is_not_a_trace_store_is_refused_with_its_name(tmp_path, capsys, make, says):
     path = tmp_path / "traces.sqlite"
@@ -170,6 +181,10 @@ def test_a_file_that_is_not_a_trace_store_is_refused_with_its_name(tmp_path, cap
     served = subprocess.run([sys.executable, "-m", "mentor.cli", "traces", "serve", str(path), "--port", "0"],
                             capture_output=True, text=True, timeout=120)
     assert served.returncode == 2 and "serving" not in served.stdout and f"{path} {says}" in served.stderr
+    # `mentor eval` reads the same files for its failed groups, and refuses them the same way.
+    assert main(["eval", str(path), "--policy", "lab", "-o", str(tmp_path / "report.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} {says}" in err and "Traceback" not in err and not (tmp_path / "report.json").exists()
 
 
 def test_a_bad_row_is_reported_and_skipped(tmp_path, capsys):
@@ -191,3 +206,22 @@ def test_a_bad_row_is_reported_and_skipped(tmp_path, capsys):
     assert data["interventions"][1]["reward"] == "-inf"  # a NaN or infinite record still passes (json_valid doubts it)
     assert [s["step"] for s in data["steps"]] == [0, 2]
     assert [r["problem_id"] for r in store.interventions()] == ["p0", "p1"]
+
+
+def test_a_blob_row_is_read_when_it_holds_json_and_reported_when_not(tmp_path, capsys):
+    """Issue 25: `traces view` crashed (TypeError) on a row whose record is a BLOB."""
+    store = TraceStore(tmp_path)
+    store.append(0, [{"problem_id": "text", "hint": "h"}], {"mentor/interventions": 3})
+    for record in (json.dumps({"problem_id": "blob", "reward": float("nan")}).encode(), b"\xff\x00", 5):
+        store.db.execute("INSERT INTO interventions (step, grp, round, problem_id, record) VALUES (0, 0, 1, 'p', ?)",
+                         (record,))
+    store.db.commit()
+    out = tmp_path / "page.html"
+    assert main(["traces", "view", str(tmp_path), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "interventions row id=3 is not JSON" in err and "interventions row id=4 is JSON but not an object" in err
+    page = out.read_text()
+    data = json.loads(page[page.index('<script type="application/json"'):].split(">", 1)[1].split("</script>")[0])
+    assert [(r["id"], r["problem_id"]) for r in data["interventions"]] == [(1, "text"), (2, "blob")]
+    assert data["interventions"][1]["reward"] == "nan"
+    assert [r["problem_id"] for r in store.interventions()] == ["text", "blob"]

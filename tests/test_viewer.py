@@ -7,7 +7,9 @@ by tests/chromium.py's small client. Browser tests skip when it is absent.
 from __future__ import annotations
 
 import json
+import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -235,6 +237,7 @@ def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
     with urllib.request.urlopen(server.url, timeout=10) as r:
         page = r.read().decode()
     assert embedded_data(page)["meta"]["live"] is True
+    assert embedded_data(page)["interventions"] == []  # the page loads them from the API: GET / costs no records
     records = get_json(server.url + "api/interventions?after_id=0")
     assert records == store.interventions()
     assert get_json(server.url + f"api/interventions?after_id={records[-1]['id']}") == []
@@ -247,6 +250,110 @@ def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
     for bad in ("nothing", "api/interventions?after_id=x"):
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(server.url + bad, timeout=10)
+
+
+def raw_request(server, request: bytes) -> bytes:
+    """The whole answer to `request` sent as is on a fresh connection (Host headers urllib would not send)."""
+    with socket.create_connection(server.server_address[:2], timeout=10) as sock:
+        sock.sendall(request)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def test_serve_answers_only_requests_that_name_it(server, tmp_path):
+    """Issue 25: any Host was answered, so a page whose name was rebound to 127.0.0.1 read every record."""
+    port = server.server_address[1]
+    for host, status in ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200), (f"LOCALHOST:{port}", 200),
+                         (f"evil.example.com:{port}", 403), (f"localhost.evil.example.com:{port}", 403),
+                         ("127.0.0.1", 403), (f"127.0.0.1:{port + 1}", 403)):
+        answer = raw_request(server, f"GET /api/interventions HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                             .encode())
+        assert status_of(answer) == status, (host, answer[:200])
+        assert (b"problem_id" in answer) == (status == 200)
+    assert status_of(raw_request(server, b"GET /api/interventions HTTP/1.0\r\n\r\n")) == 400  # no Host at all
+
+    from mentor.traces.viewer import TraceServer
+
+    everywhere = TraceServer(tmp_path, host="0.0.0.0", port=0)  # bound to every address: IPs, never names
+    thread = threading.Thread(target=everywhere.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = everywhere.server_address[1]
+        for host, status in ((f"10.1.2.3:{port}", 200), (f"[::1]:{port}", 200), (f"evil.example.com:{port}", 403)):
+            answer = raw_request(everywhere, f"GET /api/steps HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+            assert status_of(answer) == status, host
+    finally:
+        everywhere.shutdown()
+        everywhere.server_close()
+        thread.join(5)
+
+
+def test_serve_answers_bad_numbers_with_400_and_head_like_get(server):
+    for query in ("after_id=99999999999999999999", "after_id=-1", "after_id=1e3", "limit=0", "limit=x",
+                  "after_id=9223372036854775808"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(server.url + "api/interventions?" + query, timeout=10)
+        assert e.value.code == 400 and b"must be" in e.value.read(), query
+    assert get_json(server.url + "api/interventions?after_id=9223372036854775807") == []  # the largest id there is
+    for path in ("", "api/interventions", "api/steps"):
+        with urllib.request.urlopen(server.url + path, timeout=10) as r:
+            body = r.read()
+        with urllib.request.urlopen(urllib.request.Request(server.url + path, method="HEAD"), timeout=10) as r:
+            assert r.status == 200 and r.read() == b"" and int(r.headers["Content-Length"]) == len(body)
+
+
+class SmallServer:
+    """A TraceServer with small bounds, so a test reaches them: one record per answer, 3 connections, 2 s idle."""
+
+    def __new__(cls, path):
+        from mentor.traces.viewer import TraceServer
+
+        class Small(TraceServer):
+            MAX_ANSWER_CHARS = 1
+            MAX_CONNECTIONS = 3
+            IDLE_TIMEOUT_S = 2.0  # long enough that the idle ones still hold their slots when the fourth comes
+
+        return Small(path, port=0, poll_s=0.2)
+
+
+@pytest.fixture
+def small_server(live_store, tmp_path):
+    server = SmallServer(tmp_path)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_serve_pages_the_records_and_bounds_connections_and_idle_time(small_server, store):
+    """Issue 25: GET / built the whole page from the store per request (590 MB for a 100 MB store), and 300 idle
+    connections held 301 threads."""
+    server, ids, after = small_server, [], 0
+    while page := get_json(server.url + f"api/interventions?after_id={after}"):
+        assert len(page) == 1  # MAX_ANSWER_CHARS = 1: one record per answer, whatever the limit asked
+        ids.append(after := page[-1]["id"])
+    assert ids == [r["id"] for r in store.interventions()]
+    threads = threading.active_count()
+    idle = [socket.create_connection(server.server_address[:2], timeout=10) for _ in range(3)]
+    try:
+        time.sleep(0.2)
+        assert threading.active_count() <= threads + 3
+        refused = raw_request(server, b"GET / HTTP/1.0\r\n\r\n")  # a fourth connection: refused at once
+        assert status_of(refused) == 503 and threading.active_count() <= threads + 3
+        for sock in idle:  # closed by the server after IDLE_TIMEOUT_S of silence (10 s is the hang guard)
+            assert sock.recv(1) == b""
+    finally:
+        for sock in idle:
+            sock.close()
+    assert get_json(server.url + "api/steps")  # their slots are free again
 
 
 def test_a_growing_jsonl_file_is_read_on_from_where_the_last_read_stopped(tmp_path, capsys):
@@ -480,10 +587,35 @@ def test_diagnose_output_opens_in_the_viewer(browser, graph, tmp_path):
     assert all(a["completion"].strip() in attempts for a in ARITHMETIC["attempts"])
 
 
-def test_serve_refreshes_as_new_traces_land(browser, server, live_store, store):
-    browser.navigate(server.url)
+def test_placeholder_text_in_a_file_name_or_a_record_stays_text(browser, tmp_path):
+    """Issue 25: the template was filled in several passes, so a JSONL named `{{MENTOR_DATA}}.jsonl` broke the page."""
+    from mentor.traces.viewer import write_html
+
+    path = tmp_path / "{{MENTOR_DATA}}.jsonl"
+    hints = ["{{MENTOR_JS}} and {{MENTOR_DATA}}", "{{MENTOR_TITLE}}{{MENTOR_CSS}}"]
+    path.write_text("".join(json.dumps({"problem_id": f"p{i}", "hint": h}) + "\n" for i, h in enumerate(hints)))
+    page, n = write_html(path)
+    assert n == 2
+    browser.navigate(page.as_uri())
     browser.wait_for("window.mentorReady")
-    assert browser.js("document.getElementById('count').textContent") == "4 of 4 interventions"
+    assert browser.problems() == []
+    assert rows(browser) == [1, 2]
+    assert browser.js("document.title") == "MENTOR traces: {{MENTOR_DATA}}.jsonl"
+    assert browser.js("document.getElementById('source').textContent").endswith("{{MENTOR_DATA}}.jsonl")
+    for i, hint in enumerate(hints, 1):
+        browser.js(f"mentorViewer.showDetail({i})")
+        assert browser.js("document.getElementById('detail-hint').textContent") == hint
+
+
+def test_serve_refreshes_as_new_traces_land(browser, small_server, live_store, store):
+    """The served page holds no records: it loads them from the API, here one per answer, then polls."""
+    server = small_server
+    third = [r for r in store.interventions() if r["hint"]][-1]
+    browser.navigate(server.url + f"#i{third['id']}")  # a link to a record the page has not loaded yet
+    browser.wait_for("window.mentorReady")
+    browser.wait_for("document.getElementById('count').textContent === '4 of 4 interventions'", timeout=10)
+    browser.wait_for("!!document.getElementById('detail-hint')", timeout=10)
+    assert browser.js("document.getElementById('detail-hint').textContent") == third["hint"]
     new = [{k: v for k, v in r.items() if k != "id"} for r in store.interventions(step_min=1)]
     live_store.append(2, [{**r, "step": 2} for r in new],
                       {"mentor/collapse_rate_before": 1.0, "mentor/collapse_rate_after": 0.5})

@@ -35,12 +35,15 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_DUMPABLE = 4
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 CLONE_NEWNS = 0x00020000
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
+MS_BIND = 4096
 SYS_CAPSET = 126  # x86_64; aarch64 is 91
 if os.uname().machine in ("aarch64", "arm64"):
     SYS_CAPSET = 91
@@ -88,6 +91,9 @@ def _private_mounts(req):
     for path in (b"/tmp", b"/dev/shm"):
         if mount(b"tmpfs", path, b"tmpfs", MS_NOSUID | MS_NODEV, size) != 0:
             raise OSError(ctypes.get_errno(), "mounting a tmpfs failed")
+    for path in (b"/proc/keys", b"/proc/key-users"):  # the host's key names and per-user key counts
+        if os.path.exists(path) and mount(b"/dev/null", path, None, MS_BIND, None) != 0:
+            raise OSError(ctypes.get_errno(), "hiding %s failed" % path.decode())
 
 
 def _drop_capabilities():
@@ -104,6 +110,20 @@ def _drop_capabilities():
     data = (Data * 2)()
     if _libc.syscall(SYS_CAPSET, ctypes.byref(Header(0x20080522, 0)), data) != 0:
         raise OSError(ctypes.get_errno(), "capset failed")
+
+
+def _install_seccomp(program):
+    """The pool's seccomp filter (mentor/sandbox/seccomp.py: no keyring, io_uring, nested user namespace or
+    AF_VSOCK) on this process and everything it spawns; needs no_new_privs, set by _drop_capabilities."""
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    code = ctypes.create_string_buffer(program, len(program))
+    prog = Prog(len(program) // 8, ctypes.addressof(code))
+    if _libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), ctypes.c_ulong(0),
+                   ctypes.c_ulong(0)) != 0:
+        raise OSError(ctypes.get_errno(), "installing the seccomp filter failed")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -151,6 +171,8 @@ def _run_program(req, run_dir, out_w, err_w):
     _libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     _drop_capabilities()
+    if CONFIG.get("seccomp"):
+        _install_seccomp(bytes.fromhex(CONFIG["seccomp"]))
     random.seed()
     sys.argv = ["<program>"]
     code = 0

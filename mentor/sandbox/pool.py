@@ -18,9 +18,11 @@ from dataclasses import asdict, dataclass
 from queue import Queue
 from typing import Any, Iterable
 
+from mentor.sandbox.seccomp import build_filter
 from mentor.sandbox.tiers import TierInfo, bwrap_args, detect_tier, readable_by_others, worker_source
 
 STATUSES = ("ok", "error", "timeout", "killed")
+SECCOMP_FILTER = build_filter()  # None on a machine without a system call table in seccomp.py
 
 
 @dataclass
@@ -74,6 +76,8 @@ class _Worker:
     def _command(self) -> tuple[list[str], dict[str, Any]]:
         tier = self.pool.tier
         config: dict[str, Any] = {"pidns": True}
+        if SECCOMP_FILTER is not None:
+            config["seccomp"] = SECCOMP_FILTER.hex()
         if tier.bwrap:
             config.update(base="/tmp", scratch=["/tmp", "/dev/shm"], private_mounts=True)
             prefix = bwrap_args(tier.bwrap, tier.python, tier.bwrap_extra, self.pool.scratch_mb)

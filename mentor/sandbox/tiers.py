@@ -5,6 +5,8 @@
 | `bwrap+cgroup` | bubblewrap (user, PID, network, IPC, UTS, mount and cgroup namespaces; read-only     |
 |                | system files; no /sys, no host /tmp, no home), a fresh PID namespace per program,    |
 |                | a per-slot cgroup (`pids.max`, memory limit), rlimits, no capabilities.              |
+|                | Every tier: the seccomp filter of seccomp.py (no keyring, io_uring, nested user      |
+|                | namespace or AF_VSOCK) on each program.                                              |
 | `bwrap`        | the same without the cgroup: as root a fork bomb runs until the wall-clock timeout   |
 |                | kills its namespace, and memory is bounded per process only (RLIMIT_AS).             |
 | `rlimits`      | weak, opt-in: setsid, rlimits, empty run directory, minimal environment, a subreaper |

@@ -30,6 +30,10 @@ CREATE TABLE IF NOT EXISTS interventions (
 CREATE INDEX IF NOT EXISTS interventions_step ON interventions(step);
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL);
 """
+# The columns readers query: a file whose tables lack one is another program's, refused when opened
+READ_COLUMNS = {"interventions": {"id", "step", "grp", "round", "problem_id", "error_class", "tier", "withheld",
+                                  "recovered", "record"},
+                "steps": {"step", "metrics"}}
 
 
 def truncate(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
@@ -127,6 +131,12 @@ class TraceStore:
             what = "is empty (0 bytes)" if self.path.stat().st_size == 0 else \
                 f"is SQLite but not a mentor trace store (its tables: {', '.join(sorted(tables)) or 'none'})"
             raise InputError(f"{self.path} {what}; {fix}")
+        for table, needed in READ_COLUMNS.items():
+            missing = needed - {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            if missing:
+                self.db.close()
+                raise InputError(f"{self.path} is SQLite but not a mentor trace store (its table {table} lacks "
+                                 f"{', '.join(sorted(missing))}); {fix}")
 
     def _write(self, write: Callable[[], Any]) -> Any:
         """Runs `write` in one transaction, again if the file was locked (another process writing it), at most
@@ -222,8 +232,11 @@ class TraceStore:
         texts = []
         for row in self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit):
             text = row["record"]
-            if row["kind"] != "object" and self._parsed("interventions", row["id"], text) is None:
-                continue
+            if row["kind"] != "object":  # doubted by SQLite, or not text at all (a BLOB): parsed, then rewritten
+                value = self._parsed("interventions", row["id"], text)
+                if value is None:
+                    continue
+                text = text if isinstance(text, str) else json.dumps(value)
             body = text.strip()[1:].lstrip()  # the object's members and its closing brace
             texts.append(f'{{"id":{row["id"]}' + ("," if body[:1] != "}" else "") + body)
         return texts
@@ -236,7 +249,8 @@ class TraceStore:
             if value is not None:
                 where.append(clause)
                 args.append(value)
-        sql = (f"SELECT id, record, CASE WHEN json_valid(record) THEN json_type(record) END AS kind"
+        sql = (f"SELECT id, record, CASE WHEN typeof(record) != 'text' THEN NULL"  # json_* may read a BLOB as JSONB
+               f" WHEN json_valid(record) THEN json_type(record) END AS kind"
                f" FROM interventions WHERE {' AND '.join(where)} ORDER BY id")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"

@@ -586,8 +586,10 @@
   // --- live updates (mentor traces serve) -------------------------------------------------------------------
   function maxId() { return records.length ? records[records.length - 1].id : 0; }
 
+  // The served page holds no records: it loads them in batches (the server bounds each answer), then polls.
+  var pendingDetail = null;  // an #iN to open once its record has arrived
   function poll() {
-    var limit = 5000, got = 0;
+    var limit = 1000, got = 0;
     var badge = $('live');
     fetch('api/interventions?after_id=' + maxId() + '&limit=' + limit, { cache: 'no-store' })
       .then(function (res) { if (!res.ok) throw new Error(res.status); return res.json(); })
@@ -600,11 +602,12 @@
         var stepsChanged = JSON.stringify(newSteps) !== JSON.stringify(steps);
         steps = newSteps;
         if (got || stepsChanged) { refreshOptions(); renderSummary(); applyFilters(true); }
+        if (pendingDetail !== null && byId.has(pendingDetail)) { showDetail(pendingDetail); pendingDetail = null; }
         badge.className = '';
         badge.textContent = 'live · updated ' + new Date().toLocaleTimeString();
       })
       .catch(function () { badge.className = 'down'; badge.textContent = 'live · server unreachable, retrying'; })
-      .then(function () { setTimeout(poll, got >= limit ? 0 : (META.poll_ms || 2000)); });
+      .then(function () { setTimeout(poll, got ? 0 : (META.poll_ms || 2000)); });  // more may wait: ask again
   }
 
   // --- start ------------------------------------------------------------------------------------------------
@@ -626,8 +629,9 @@
   window.mentorListRendered = performance.now();
   renderSummary();
   var m = /^#i(\d+)$/.exec(location.hash);
-  if (m) showDetail(Number(m[1]));
-  if (META.live) { $('live').hidden = false; $('live').textContent = 'live'; setTimeout(poll, META.poll_ms || 2000); }
+  if (m && byId.has(Number(m[1]))) showDetail(Number(m[1]));
+  else if (m) pendingDetail = Number(m[1]);
+  if (META.live) { $('live').hidden = false; $('live').textContent = 'live'; setTimeout(poll, 0); }
   window.mentorViewer = { records: function () { return records; }, filtered: function () { return filtered; },
                           applyFilters: applyFilters, showDetail: showDetail };
   window.mentorReady = performance.now();
