@@ -71,10 +71,9 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     assert store.get(first["id"])["problem_id"] == first["problem_id"]
 
 
+# Each strategy's picks and splice are unit-tested in test_batch_logic.py; one runs here through a real trainer.
 @pytest.mark.parametrize("strategy,extra,hinted_rows", [
-    ("replace_group", {}, G),
     ("replace_k", {"k": 1}, 1),
-    ("mixed", {"mixed_share": 0.5}, 2),
 ])
 def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
@@ -203,7 +202,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
                                                                                         loss_spy):
     """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
     user turn at the end, `prefix` placement at the start of the assistant turn."""
-    from mentor.trl.hook import prompt_text
+    from mentor.trl.batch import prompt_text
 
     def conversation(row):
         text = {"system": row["prompt"], "assistant": "Let me add the columns."}
