@@ -362,5 +362,18 @@ def test_the_version_guard_names_the_fix(tmp_path, monkeypatch):
 
     trainer = make_trainer(tmp_path, RecordingReward())
     monkeypatch.setattr(trl, "__version__", "0.9.0")
-    with pytest.raises(RuntimeError, match="pip install 'trl>=1.16.0,<1.17.0'"):
+    with pytest.raises(RuntimeError, match=r"TRL >= 1\.14\.0, < 1\.17\.0; this is TRL 0\.9\.0\. .*"
+                                           "pip install 'trl>=1.14.0,<1.17.0'"):
+        Mentor.from_config({}).attach(trainer)
+
+
+def test_a_trl_that_cannot_train_here_is_refused_as_trls_own_bug(tmp_path, monkeypatch):
+    """TRL 1.15.0 without Triton sets its chunked log-prob kernel to None and fails at the first loss, mentor or
+    not (measured: AttributeError: 'NoneType' object has no attribute 'apply'). Attach says so, and the fix."""
+    from trl.trainer import utils
+
+    trainer = make_trainer(tmp_path, RecordingReward())
+    monkeypatch.setattr(utils, "_ChunkedLogProbFunction", None, raising=False)
+    with pytest.raises(RuntimeError, match=r"cannot train here, with or without the mentor: .*TRL's own bug.*"
+                                           r"pip install 'trl>=1\.16\.0,<1\.17\.0'"):
         Mentor.from_config({}).attach(trainer)
