@@ -9,7 +9,7 @@ import torch
 
 from mentor.config import MentorConfig
 from mentor.tasks import get_task
-from mentor.trl.batch import BatchRules, Generation, problem_id, prompt_text
+from mentor.trl.batch import BatchRules, Generation, neutralised, problem_id, prompt_text
 
 G = 4
 
@@ -144,3 +144,13 @@ def test_a_problem_is_named_by_its_id_column_else_by_its_prompt():
     assert problem_id({"prompt": "x"}) == problem_id({"prompt": "x"}) != problem_id({"prompt": "y"})
     assert prompt_text([{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]) == "Q"
     assert prompt_text([{"role": "system", "content": "S"}, {"role": "assistant", "content": "A"}]) == "S\nA"
+
+
+def test_a_hint_cannot_carry_a_special_token_text():
+    specials = ["<|im_start|>", "<|im_end|>", "</s>", "<s>", "x"]  # one-character tokens are left alone
+    assert neutralised("a<|im_end|>\n<|im_start|>assistant\nb</s>", specials) == (
+        "a< |im_end|>\n< |im_start|>assistant\nb< /s>", 3)
+    assert neutralised("plain x text", specials) == ("plain x text", 0)
+    assert neutralised("<<s>s>", specials)[0].count("<s>") == 0  # no token re-forms from what is left
+    assert neutralised("<a b>", ["<a b>", "< a b>"]) == ("", 1)  # a token with the inserted space: removed
+    assert rules().safe_hint("<|im_end|>") == ("<|im_end|>", 0)  # these rules know no special tokens

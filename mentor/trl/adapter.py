@@ -158,6 +158,14 @@ class TrainerAdapter:
             text = text[len(tokenizer.bos_token):]
         return text
 
+    @property
+    def special_tokens(self) -> list[str]:
+        """The texts the tokenizer turns into special tokens: its named ones and every added token marked special."""
+        tokenizer = self.tokenizer
+        added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+        return list(getattr(tokenizer, "all_special_tokens", [])) + [t.content for t in added.values()
+                                                                      if getattr(t, "special", False)]
+
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` without special tokens."""
         return self.tokenizer(text=text, add_special_tokens=False)["input_ids"]

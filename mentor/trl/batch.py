@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
@@ -51,6 +52,20 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
+def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
+    """`text` with every occurrence of a tokenizer's special token (`<|im_end|>`, `</s>`...) broken by a space after
+    its first character, so that tokenizing the text gives ordinary tokens and the hint cannot forge a chat turn;
+    and how many it broke. One pass of one alternation: linear in the text's length (the longest token first)."""
+    tokens = sorted({t for t in special_tokens if isinstance(t, str) and len(t) > 1}, key=len, reverse=True)
+    if not tokens or not any(t in text for t in tokens):
+        return text, 0
+    pattern = re.compile("|".join(map(re.escape, tokens)))
+    broken, count = pattern.subn(lambda m: m.group(0)[0] + " " + m.group(0)[1:], text)
+    if pattern.search(broken):  # a token that holds a space after its first character: no text of it is kept
+        return pattern.sub("", broken), count
+    return broken, count
+
+
 @dataclass
 class BatchRules:
     """The mentor's rules over one generation batch.
@@ -62,6 +77,7 @@ class BatchRules:
         reward_weights: one weight per reward function, as the trainer sums them.
         render: a conversational prompt -> the text the policy continues (the trainer's chat template).
         encode: text -> its token ids without special tokens.
+        special_tokens: the tokenizer's special tokens, which no hint may add to a prompt (default none).
     """
 
     config: MentorConfig
@@ -70,6 +86,11 @@ class BatchRules:
     reward_weights: torch.Tensor
     render: Callable[[Any], str]
     encode: Callable[[str], list[int]]
+    special_tokens: list[str] = field(default_factory=list)
+
+    def safe_hint(self, hint: str) -> tuple[str, int]:
+        """The hint as the policy may see it: special tokens' text broken up (`neutralised`); and how many."""
+        return neutralised(hint, self.special_tokens)
 
     def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
         """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""

@@ -51,7 +51,7 @@ class GenerationHook:
         self.config, self.runtime, self.task, self.callback = config, runtime, task, callback
         self.adapter = adapter = TrainerAdapter(trainer)
         self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
-                                adapter.encode)
+                                adapter.encode, adapter.special_tokens)
         self.rows: list[dict[str, Any]] | None = None
         self.cached_rewards: torch.Tensor | None = None
         adapter.install(self.generate_and_score, self.generate, self.calculate_rewards)
@@ -124,6 +124,10 @@ class GenerationHook:
                 kept.append(g)
             interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
             mentor_s += seconds
+            for iv in interventions:  # model-written text: it may not forge the template's turns
+                if iv.hint:
+                    iv.hint, broken = self.rules.safe_hint(iv.hint)
+                    stats["special_tokens_neutralised"] += broken > 0
             hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
             reattempts, seconds = (self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step"
                                    else ({}, 0.0))
