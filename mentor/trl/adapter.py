@@ -68,7 +68,7 @@ class TrainerAdapter:
     """TRL's private generation methods of one trainer instance, and the few attributes the hook reads.
 
     Args:
-        trainer: the GRPOTrainer (or subclass) instance.
+        trainer: a GRPOTrainer or RLOOTrainer (or subclass) instance.
     """
 
     def __init__(self, trainer):

@@ -40,7 +40,7 @@ class GenerationHook:
     """Wraps a trainer instance so collapsed groups are mentored inside the step.
 
     Args:
-        trainer: the GRPOTrainer (or subclass) instance.
+        trainer: a GRPOTrainer or RLOOTrainer (or subclass) instance.
         config: the MentorConfig (strategy, placement, threshold, rounds...).
         runtime: runs the mentor graph over failed groups.
         task: the task adapter that reads references and formats hinted prompts.
