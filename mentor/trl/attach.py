@@ -1,4 +1,4 @@
-"""Attaching the mentor to a GRPOTrainer: the checks that refuse a trainer the hook cannot serve, the task a
+"""Attaching the mentor to a GRPOTrainer or RLOOTrainer: the checks that refuse a trainer the hook cannot serve, the task a
 training dataset points to, and the install of the generation hook and the callback."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import logging
 from typing import TYPE_CHECKING
 
 from mentor.config import MentorConfig
-from mentor.dependencies import version_range
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
+from mentor.trl.adapter import check_trl, trainer_kind
 from mentor.trl.callback import MentorCallback
 from mentor.trl.hook import GenerationHook
 from mentor.types import InputError
@@ -18,10 +18,6 @@ if TYPE_CHECKING:
     from mentor.mentor import Mentor
 
 logger = logging.getLogger("mentor")
-
-TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
-# TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
-HOOKED_METHODS = ("_generate", "_generate_and_score_completions", "_calculate_rewards", "_log_completion_extra")
 
 
 def infer_task(columns: list[str] | None) -> str:
@@ -71,23 +67,13 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
 
 def checked_task(trainer, config: MentorConfig) -> Task:
     """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
-    import trl
-    from packaging.version import Version
-
-    if not isinstance(trainer, trl.GRPOTrainer):
-        raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer (or subclass), got {type(trainer).__name__}")
-    low, high = TESTED_TRL
-    if not Version(low) <= Version(trl.__version__) < Version(high):
-        raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
-                           f"Install a tested version: pip install 'trl>={low},<{high}'")
-    missing = [m for m in HOOKED_METHODS if not callable(getattr(trainer, m, None))]
-    if missing:
-        raise RuntimeError(f"this GRPOTrainer lacks {missing}, which the mentor's in-step hook uses")
+    kind = trainer_kind(trainer)
+    check_trl(trainer)
     if getattr(trainer, "_mentor_attached", False):
         raise RuntimeError("a mentor is already attached to this trainer")
     for feature in ("tools", "rollout_func", "environment_factories"):
         if getattr(trainer, feature, None):
-            raise NotImplementedError(f"the mentor does not support GRPOTrainer's `{feature}` yet")
+            raise NotImplementedError(f"the mentor does not support {kind}'s `{feature}` yet")
     columns = getattr(trainer.train_dataset, "column_names", None)
     if columns is not None and ("image" in columns or "images" in columns):
         raise NotImplementedError("the mentor does not support image datasets yet")

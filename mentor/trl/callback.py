@@ -10,11 +10,12 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
 from mentor.traces import TraceStore
-from mentor.trl.hook import problem_id
+from mentor.trl.batch import problem_id
 from mentor.types import Intervention
 
 if TYPE_CHECKING:
     from mentor.mentor import Mentor
+    from mentor.trl.adapter import TrainerAdapter
 
 logger = logging.getLogger("mentor")
 
@@ -102,9 +103,10 @@ class MentorCallback(TrainerCallback, ExportableState):
             self.graduated.setdefault(pid, step)
         return len(self.graduated)
 
-    def log_step(self, trainer, step: int, metrics: dict[str, float], records: list[dict[str, Any]]) -> None:
+    def log_step(self, adapter: TrainerAdapter, step: int, metrics: dict[str, float], records: list[dict[str, Any]]
+                 ) -> None:
         """Records into the trace store; metrics, `mentor/trace_errors` (1 if the write failed) among them, into
-        the trainer's logs (so every reporter sees them)."""
+        the trainer's logs through its adapter (so every reporter sees them)."""
         metrics = {**metrics, "mentor/trace_errors": 0}
         if self.trace_dir is not None:
             try:
@@ -112,7 +114,7 @@ class MentorCallback(TrainerCallback, ExportableState):
             except Exception as e:  # the traces are a by-product: no failure to write them may stop training
                 metrics["mentor/trace_errors"] = 1
                 self.trace_failed(e)
+        adapter.log_metrics(metrics)
         for name, value in metrics.items():
-            trainer._metrics["train"][name].append(float(value))
             if not name.endswith(("_rate_before", "_rate_after", "/recovered", "_mean", "_s", "_total", "/reliance")):
                 self.totals[name] = self.totals.get(name, 0.0) + float(value)

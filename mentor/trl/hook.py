@@ -1,11 +1,12 @@
 """The generation hook: after TRL generates and scores a batch, collapsed groups get a hint and a re-attempt (mode
 in_step), or a hint for their next sampling (mode next_attempt).
 
-It wraps three methods of one GRPOTrainer instance (no TRL code is copied or changed):
+It wraps three methods of one trainer instance through mentor/trl/adapter.py (no TRL code is copied or changed):
 - `_generate_and_score_completions(inputs)`: remembers the dataset rows of the generation batch;
 - `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
   prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
 - `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
+The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL.
 
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
@@ -15,12 +16,8 @@ each rank splices the rows it holds. Every rank makes the same collective calls 
 
 from __future__ import annotations
 
-import copy
-import functools
-import hashlib
 import logging
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -29,7 +26,9 @@ from mentor.config import MentorConfig
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
-from mentor.tasks.base import Task, completion_text, response_prefix_ids
+from mentor.tasks.base import Task, completion_text
+from mentor.trl.adapter import TrainerAdapter
+from mentor.trl.batch import BatchRules, Generation, problem_id, prompt_text
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -37,46 +36,11 @@ from mentor.types import Attempt, FailedGroup, Intervention
 logger = logging.getLogger("mentor")
 
 
-@dataclass
-class Generation:
-    """The eight per-row outputs of TRL's `_generate`, in its order."""
-
-    prompt_ids: list
-    completion_ids: list
-    tool_mask: list | None
-    completions: list
-    logprobs: list | None
-    extra_fields: dict
-    images: list | None
-    tool_images: list
-
-    def astuple(self) -> tuple:
-        return (self.prompt_ids, self.completion_ids, self.tool_mask, self.completions, self.logprobs,
-                self.extra_fields, self.images, self.tool_images)
-
-
-def prompt_text(prompt: Any) -> str:
-    """The problem text of a plain or conversational prompt: its last user turn, else (system and assistant turns
-    only) every turn's text, one per line."""
-    if isinstance(prompt, str):
-        return prompt
-    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"),
-                "\n".join(completion_text([m]) for m in prompt))
-
-
-def problem_id(row: dict[str, Any]) -> str:
-    """The row's `problem_id` (or `id`) column, else a stable hash of its prompt."""
-    for key in ("problem_id", "id"):
-        if row.get(key) is not None:
-            return str(row[key])
-    return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
-
-
 class GenerationHook:
-    """Wraps a GRPOTrainer instance so collapsed groups are mentored inside the step.
+    """Wraps a trainer instance so collapsed groups are mentored inside the step.
 
     Args:
-        trainer: the GRPOTrainer (or subclass) instance.
+        trainer: a GRPOTrainer or RLOOTrainer (or subclass) instance.
         config: the MentorConfig (strategy, placement, threshold, rounds...).
         runtime: runs the mentor graph over failed groups.
         task: the task adapter that reads references and formats hinted prompts.
@@ -84,21 +48,19 @@ class GenerationHook:
     """
 
     def __init__(self, trainer, config: MentorConfig, runtime: MentorRuntime, task: Task, callback):
-        self.trainer, self.config, self.runtime, self.task, self.callback = trainer, config, runtime, task, callback
-        self.generate_raw = trainer._generate
-        self.score_raw = trainer._calculate_rewards
-        self.generate_and_score_raw = trainer._generate_and_score_completions
+        self.config, self.runtime, self.task, self.callback = config, runtime, task, callback
+        self.adapter = adapter = TrainerAdapter(trainer)
+        self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
+                                adapter.encode, adapter.special_tokens)
         self.rows: list[dict[str, Any]] | None = None
         self.cached_rewards: torch.Tensor | None = None
-        trainer._generate_and_score_completions = self.generate_and_score
-        trainer._generate = self.generate
-        trainer._calculate_rewards = self.calculate_rewards
+        adapter.install(self.generate_and_score, self.generate, self.calculate_rewards)
 
     # --- the three wrapped methods ------------------------------------------------------------------------
     def generate_and_score(self, inputs):
         self.rows = inputs
         try:
-            return self.generate_and_score_raw(inputs)
+            return self.adapter.generate_and_score_raw(inputs)
         finally:
             self.rows, self.cached_rewards = None, None
 
@@ -106,54 +68,38 @@ class GenerationHook:
         if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts) * rank_and_world()[1]:
             rewards, self.cached_rewards = self.cached_rewards, None
             return rewards
-        return self.score_raw(inputs, prompts, completions, completion_ids_list)
+        return self.adapter.score(inputs, prompts, completions, completion_ids_list)
 
     def generate(self, prompts):
-        if self.rows is None or not self.trainer.model.training:
-            return self.generate_raw(prompts)  # evaluation, or a call from outside a training step
+        if self.rows is None or not self.adapter.training:
+            return self.adapter.generate_raw(prompts)  # evaluation, or a call from outside a training step
         originals, hints = prompts, [""] * len(prompts)
         if self.config.mode == "next_attempt":
             hints = [self.callback.pending.get(problem_id(row), "") for row in self.rows]
             if any(hints) and self.config.hint_placement == "prefix":
-                prompts = [self.rendered(p) for p in prompts]  # one batch, one prompt type: TRL reads the first
-            prompts = [self.hinted_prompt(p, h) if h else p for p, h in zip(prompts, hints)]
-        out = Generation(*self.generate_raw(prompts))
-        out.completions = self.whole_responses(originals, hints, out.completions)
+                prompts = [self.rules.rendered(p) for p in prompts]  # one batch, one prompt type: TRL reads the first
+            prompts = [self.rules.hinted_prompt(p, h) if h else p for p, h in zip(prompts, hints)]
+        out = self.adapter.generate(prompts)
+        out.completions = self.rules.whole_responses(originals, hints, out.completions)
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
-        rewards = self.score_raw(rows, originals, out.completions, out.completion_ids)  # the whole batch's
+        rewards = self.adapter.score(rows, originals, out.completions, out.completion_ids)  # the whole batch's
         out.extra_fields = {**out.extra_fields, "mentor_hint": hints}
         self.intervene(originals, rows, out, rewards)
         self.cached_rewards = rewards
-        self.trainer._log_completion_extra("mentor_hint", list(out.extra_fields["mentor_hint"]))  # the table's column
-        return out.astuple()
+        self.adapter.log_column("mentor_hint", list(out.extra_fields["mentor_hint"]))  # the table's column
+        return self.adapter.output(out)
 
     # --- the intervention -----------------------------------------------------------------------------------
-    def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
-        """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""
-        weights = self.trainer.reward_weights.to(rewards_per_func.device)
-        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
-        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
-
-    def row_rewards(self, rewards_per_func: torch.Tensor) -> list[float | None]:
-        """`total` as a list for the trace, with None where it is NaN (unscorable)."""
-        return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
-
-    def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
-        """Groups whose rows all score at or below the threshold (an unscorable row counts as failed)."""
-        total = self.total(rewards_per_func)
-        failed = ((total <= self.config.collapse_threshold) | torch.isnan(total)).view(-1, self.trainer.num_generations)
-        return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
-
     def intervene(self, prompts: list, rows: list[dict], out: Generation, rewards: torch.Tensor) -> None:
         """Mentors collapsed groups and splices hinted re-attempts into `out` and `rewards` in place.
 
         `prompts`, `rows` and `out` are this rank's rows of the batch; `rewards` is the whole batch's (TRL gathers
         it), so every rank finds the same collapsed groups, and gathers their rows from the ranks that hold them.
         """
-        G, step = self.trainer.num_generations, self.trainer.state.global_step
+        G, step = self.rules.num_generations, self.adapter.global_step
         n_groups, offset = len(rewards) // G, rank_and_world()[0] * len(prompts)
-        targets = self.collapsed(rewards)
+        targets = self.rules.collapsed(rewards)
         graduated = self.graduates(targets, offset, rows)  # before this step's hints join the history
         completions = out.completions
         if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
@@ -162,7 +108,7 @@ class GenerationHook:
         records: list[dict[str, Any]] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
         spliced: dict[int, tuple[Generation, torch.Tensor, str]] = {}  # each group's last splice: what trains
-        totals = self.row_rewards(rewards)
+        totals = self.rules.row_rewards(rewards)
         attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                     for g in targets}
         mentor_s = regen_s = 0.0
@@ -178,6 +124,10 @@ class GenerationHook:
                 kept.append(g)
             interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
             mentor_s += seconds
+            for iv in interventions:  # model-written text: it may not forge the template's turns
+                if iv.hint:
+                    iv.hint, broken = self.rules.safe_hint(iv.hint)
+                    stats["special_tokens_neutralised"] += broken > 0
             hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
             reattempts, seconds = (self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step"
                                    else ({}, 0.0))
@@ -192,22 +142,22 @@ class GenerationHook:
                     history[g].append({"tier": iv.tier, "hint": iv.hint})
                     if self.config.mode == "in_step":
                         gen, hint_rewards = reattempts[g]
-                        self.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
+                        self.rules.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
                         spliced[g] = (gen, hint_rewards, iv.hint)
                         # Escalate while the group as spliced still scores all zero (under `mixed` the spliced
                         # re-attempts may all have failed even if another one succeeded).
-                        if self.collapsed(rewards[g * G:(g + 1) * G]):
+                        if self.rules.collapsed(rewards[g * G:(g + 1) * G]):
                             attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
                             targets.append(g)
             if not targets or self.config.mode == "next_attempt":
                 break
         metrics = {
-            **step_metrics(stats, len(history), len(self.collapsed(rewards)), n_groups, mentor_s, regen_s),
+            **step_metrics(stats, len(history), len(self.rules.collapsed(rewards)), n_groups, mentor_s, regen_s),
             "mentor/graduated": len(graduated), "mentor/graduated_total": self.callback.graduate(graduated, step),
             **self.reliance(step, prompts, spliced),
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
         }
-        self.callback.log_step(self.trainer, step, metrics, records)
+        self.callback.log_step(self.adapter, step, metrics, records)
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
@@ -217,7 +167,7 @@ class GenerationHook:
         history = self.callback.hint_history
         if not history:
             return set()
-        G, collapsed = self.trainer.num_generations, set(targets)
+        G, collapsed = self.rules.num_generations, set(targets)
         mine = [pid for i, row in enumerate(rows) if (offset + i) % G == 0 and (offset + i) // G not in collapsed
                 and not row["mentor_hint"] and (pid := problem_id(row)) in history]
         return {pid for part in gather(mine) for pid in part}
@@ -228,26 +178,27 @@ class GenerationHook:
         earned reward, and `mentor/reliance_s`, its seconds, on steps that are a multiple of `reliance_every`; {}
         on other steps or without such a row. The policy scores them in eval mode without gradients, the rows split
         across ranks in equal shares (every rank holds every re-attempt, so all make as many forward passes)."""
-        every, G = self.config.reliance_every, self.trainer.num_generations
+        every, G = self.config.reliance_every, self.rules.num_generations
         if not every or step % every or not spliced:
             return {}
-        tokenizer, threshold = self.trainer.processing_class, self.config.collapse_threshold
+        threshold = self.config.collapse_threshold
         responses = []
         for g, (gen, hint_rewards, hint) in spliced.items():
-            plain = tokenizer(text=self.rendered(prompts[g * G]))["input_ids"]  # the ids TRL gave the prompt
-            totals = self.total(hint_rewards).tolist()
-            for j in self.picks(totals):
+            plain = self.adapter.prompt_ids(self.rules.rendered(prompts[g * G]))  # the ids TRL gave the prompt
+            totals = self.rules.total(hint_rewards).tolist()
+            for j in self.rules.picks(totals):
                 hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
-                prefix = self.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
+                prefix = self.rules.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
                 if totals[j] > threshold and (prefix or generated):
                     responses.append(HintedResponse(plain, hinted, prefix, generated))
         if not responses:
             return {}
-        batch = self.trainer.args.per_device_train_batch_size
+        batch, model = self.adapter.per_device_batch_size, self.adapter.model
+        pad_id = self.adapter.tokenizer.pad_token_id
 
         def score(share: list[HintedResponse]) -> list[float | None]:
             try:
-                return reliance_terms(self.trainer.model, tokenizer.pad_token_id, share, batch)
+                return reliance_terms(model, pad_id, share, batch)
             except Exception as e:  # a metric: it may not stop training; None keeps the ranks' gathers aligned
                 logger.warning("mentor/reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
                 return [None] * len(share)
@@ -265,7 +216,7 @@ class GenerationHook:
 
         `prompts`, `rows` and `completions` are this rank's rows; `offset` is the row number of its first.
         """
-        G, pending = self.trainer.num_generations, self.callback.pending
+        G, pending = self.adapter.num_generations, self.callback.pending
         wanted = {g * G + j for g in targets for j in range(G)}
         used = [pid for pid in map(problem_id, rows) if pid in pending]
         mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
@@ -290,56 +241,6 @@ class GenerationHook:
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.callback.hint_history.get(pid, []) + history)
 
-    def whole_responses(self, originals: list, hints: list[str], completions: list) -> list:
-        """What the verifier judges: with `prefix` placement, each hinted row's prefix followed by its completion
-        (the continuation generated after it), as a message list where the row's original prompt is one (a
-        rendered prompt came back as text); otherwise the completions as they are. `hints` is "" for a row
-        without a hint."""
-        if self.config.hint_placement != "prefix":
-            return completions
-        whole = []
-        for prompt, hint, completion in zip(originals, hints, completions):
-            if isinstance(completion, str):
-                completion = (self.task.response_prefix(hint) if hint else "") + completion
-                if not isinstance(prompt, str):
-                    completion = [{"role": "assistant", "content": completion}]
-            whole.append(completion)
-        return whole
-
-    def rendered(self, prompt: Any) -> str:
-        """The text the policy continues for `prompt`: a conversational prompt through the trainer's chat template
-        with its generation prompt, as TRL renders it, less a leading BOS that tokenizing the text adds again."""
-        if isinstance(prompt, str):
-            return prompt
-        tokenizer = self.trainer.processing_class
-        text = tokenizer.apply_chat_template(prompt, chat_template=self.trainer.chat_template, tokenize=False,
-                                             add_generation_prompt=True, **self.trainer.chat_template_kwargs)
-        if self.tokenizer_adds_bos and text.startswith(tokenizer.bos_token):
-            text = text[len(tokenizer.bos_token):]
-        return text
-
-    @functools.cached_property
-    def tokenizer_adds_bos(self) -> bool:
-        """Whether tokenizing text, as TRL does for a plain prompt, puts the BOS token first by itself."""
-        tokenizer = self.trainer.processing_class
-        return bool(getattr(tokenizer, "bos_token", None)) and \
-            tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]
-
-    def hinted_prompt(self, prompt: Any, hint: str) -> Any:
-        """The prompt the policy re-attempts: hint in the last user turn, or as the start of the response (after a
-        conversational prompt's generation prompt, as text). A conversational prompt with no user turn (system and
-        assistant messages only) gets a new user turn at its end carrying the hint."""
-        if self.config.hint_placement == "prefix":
-            return self.rendered(prompt) + self.task.response_prefix(hint)
-        if isinstance(prompt, str):
-            return self.task.hinted_prompt(prompt, hint)
-        prompt = copy.deepcopy(prompt)
-        users = [i for i, m in enumerate(prompt) if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        if not users:
-            return prompt + [{"role": "user", "content": self.task.hinted_prompt("", hint).strip()}]
-        prompt[users[-1]]["content"] = self.task.hinted_prompt(prompt[users[-1]]["content"], hint)
-        return prompt
-
     def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]]
                   ) -> tuple[dict, float]:
         """G fresh completions per hinted group through the trainer's own generation path, scored once; and the
@@ -350,74 +251,26 @@ class GenerationHook:
         equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
         asks for as many rows; then every rank receives every re-attempt.
         """
-        G = self.trainer.num_generations
+        G = self.rules.num_generations
         batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
 
         def regenerate(mine: list[tuple[int, Intervention]]) -> list[Generation]:
             # One hinted prompt per group, G times (TRL's `_generate` copies its prompts before it changes them).
-            hinted_prompts = [p for g, iv in mine for p in [self.hinted_prompt(prompts[g * G], iv.hint)] * G]
-            gen = Generation(*self.generate_raw(hinted_prompts))
+            hinted_prompts = [p for g, iv in mine for p in [self.rules.hinted_prompt(prompts[g * G], iv.hint)] * G]
+            gen = self.adapter.generate(hinted_prompts)
             hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
-            completions = gen.completions = self.whole_responses(
+            completions = gen.completions = self.rules.whole_responses(
                 [prompts[g * G] for g, _ in mine for _ in range(G)], [r["mentor_hint"] for r in hint_rows],
                 gen.completions)
-            pending_logs = copy.deepcopy(getattr(self.trainer, "_pending_extra_logs", None))
-            batch_scores.append(self.score_raw(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
-                                               completions, gen.completion_ids))
-            if pending_logs is not None:  # values logged while scoring re-attempts would misalign the batch's table
-                self.trainer._pending_extra_logs = pending_logs
+            with self.adapter.extra_logs_kept():
+                batch_scores.append(self.adapter.score(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
+                                                       completions, gen.completion_ids))
             return [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
                     for k in range(len(mine))]
 
         gens, seconds = split_map(regenerate, hinted, pad=True)
         scores = batch_scores[0]
         return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
-
-    def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
-               rewards: torch.Tensor) -> None:
-        """Puts hinted rows into group g as the strategy says: every rank updates the whole batch's `rewards`
-        (so advantages agree), and each rank's `out` takes the rows it holds (`offset` is its first row's index)."""
-        G, threshold = self.trainer.num_generations, self.config.collapse_threshold
-        totals = self.total(hint_rewards).tolist()
-        for slot, j in enumerate(self.picks(totals)):
-            rewards[g * G + slot] = hint_rewards[j]
-            i = g * G + slot - offset
-            if not 0 <= i < len(out.completions):
-                continue  # a row another rank holds
-            prompt_ids, completion_ids = gen.prompt_ids[j], gen.completion_ids[j]
-            logprobs = gen.logprobs[j] if gen.logprobs is not None else None
-            # A failed continuation must not push down a true partial solution: under `train_prefix` only the
-            # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
-            if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
-                prefix_ids = self.prefix_ids(out.prompt_ids[i], prompt_ids, hint) if self.config.train_prefix else []
-                prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
-                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
-                logprobs = None if logprobs is None else [None] * len(completion_ids)
-            out.prompt_ids[i], out.completion_ids[i] = prompt_ids, completion_ids
-            out.completions[i] = gen.completions[j]
-            if out.logprobs is not None:
-                out.logprobs[i] = logprobs
-            if out.tool_mask is not None and gen.tool_mask is not None:
-                out.tool_mask[i] = [1] * (len(completion_ids) - len(gen.tool_mask[j])) + list(gen.tool_mask[j])
-            for key, values in gen.extra_fields.items():
-                if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
-                    out.extra_fields[key][i] = values[j]
-            out.extra_fields["mentor_hint"][i] = hint
-
-    def picks(self, totals: list[float]) -> list[int]:
-        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot."""
-        G = self.trainer.num_generations
-        if self.config.strategy == "replace_group":
-            return list(range(G))
-        if self.config.strategy == "replace_k":
-            return [j for j in range(G) if totals[j] > self.config.collapse_threshold][:self.config.k]
-        return list(range(max(1, round(self.config.mixed_share * G))))
-
-    def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
-        """Token ids of the response prefix: what the hinted prompt adds to the original one."""
-        tokenizer = self.trainer.processing_class
-        return response_prefix_ids(original, hinted, lambda: tokenizer(text=self.task.response_prefix(hint),
-                                                                       add_special_tokens=False)["input_ids"])
 
     def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
                iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
@@ -428,7 +281,7 @@ class GenerationHook:
                   "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
-            totals = self.row_rewards(scores)
+            totals = self.rules.row_rewards(scores)
             record["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                    for c, r in zip(gen.completions, totals)]
             record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)

@@ -42,6 +42,6 @@ def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_
         "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
         "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
         "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
-        "mentor/skipped": stats["skipped"],
+        "mentor/skipped": stats["skipped"], "mentor/special_tokens_neutralised": stats["special_tokens_neutralised"],
         **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
     }

@@ -1,0 +1,189 @@
+"""The hook's batch logic, free of TRL: which groups collapsed, where a hint goes, which re-attempts a strategy
+splices in, and what the loss then sees. It works on plain tensors and lists, so it is unit-tested without a
+trainer (tests/test_batch_logic.py); mentor/trl/adapter.py is the one file that speaks to TRL's private methods.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from mentor.config import MentorConfig
+from mentor.tasks.base import Task, completion_text, response_prefix_ids
+
+
+@dataclass
+class Generation:
+    """The per-row outputs of a generation, in the order of GRPOTrainer's `_generate`."""
+
+    prompt_ids: list
+    completion_ids: list
+    tool_mask: list | None
+    completions: list
+    logprobs: list | None
+    extra_fields: dict
+    images: list | None
+    tool_images: list
+
+    def astuple(self) -> tuple:
+        return (self.prompt_ids, self.completion_ids, self.tool_mask, self.completions, self.logprobs,
+                self.extra_fields, self.images, self.tool_images)
+
+
+def prompt_text(prompt: Any) -> str:
+    """The problem text of a plain or conversational prompt: its last user turn, else (system and assistant turns
+    only) every turn's text, one per line."""
+    if isinstance(prompt, str):
+        return prompt
+    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"),
+                "\n".join(completion_text([m]) for m in prompt))
+
+
+def problem_id(row: dict[str, Any]) -> str:
+    """The row's `problem_id` (or `id`) column, else a stable hash of its prompt."""
+    for key in ("problem_id", "id"):
+        if row.get(key) is not None:
+            return str(row[key])
+    return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
+
+
+def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
+    """`text` with every occurrence of a tokenizer's special token (`<|im_end|>`, `</s>`...) broken by a space after
+    its first character, so that tokenizing the text gives ordinary tokens and the hint cannot forge a chat turn;
+    and how many it broke. One pass of one alternation: linear in the text's length (the longest token first)."""
+    tokens = sorted({t for t in special_tokens if isinstance(t, str) and len(t) > 1}, key=len, reverse=True)
+    if not tokens or not any(t in text for t in tokens):
+        return text, 0
+    pattern = re.compile("|".join(map(re.escape, tokens)))
+    broken, count = pattern.subn(lambda m: m.group(0)[0] + " " + m.group(0)[1:], text)
+    if pattern.search(broken):  # a token that holds a space after its first character: no text of it is kept
+        return pattern.sub("", broken), count
+    return broken, count
+
+
+@dataclass
+class BatchRules:
+    """The mentor's rules over one generation batch.
+
+    Args:
+        config: the MentorConfig (strategy, placement, threshold...).
+        task: the task adapter that formats hinted prompts and response prefixes.
+        num_generations: G, the rows of a group.
+        reward_weights: one weight per reward function, as the trainer sums them.
+        render: a conversational prompt -> the text the policy continues (the trainer's chat template).
+        encode: text -> its token ids without special tokens.
+        special_tokens: the tokenizer's special tokens, which no hint may add to a prompt (default none).
+    """
+
+    config: MentorConfig
+    task: Task
+    num_generations: int
+    reward_weights: torch.Tensor
+    render: Callable[[Any], str]
+    encode: Callable[[str], list[int]]
+    special_tokens: list[str] = field(default_factory=list)
+
+    def safe_hint(self, hint: str) -> tuple[str, int]:
+        """The hint as the policy may see it: special tokens' text broken up (`neutralised`); and how many."""
+        return neutralised(hint, self.special_tokens)
+
+    def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
+        """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""
+        weights = self.reward_weights.to(rewards_per_func.device)
+        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
+        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
+
+    def row_rewards(self, rewards_per_func: torch.Tensor) -> list[float | None]:
+        """`total` as a list for the trace, with None where it is NaN (unscorable)."""
+        return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
+
+    def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
+        """Groups whose rows all score at or below the threshold (an unscorable row counts as failed)."""
+        total = self.total(rewards_per_func)
+        failed = ((total <= self.config.collapse_threshold) | torch.isnan(total)).view(-1, self.num_generations)
+        return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
+
+    def picks(self, totals: list[float]) -> list[int]:
+        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot."""
+        G = self.num_generations
+        if self.config.strategy == "replace_group":
+            return list(range(G))
+        if self.config.strategy == "replace_k":
+            return [j for j in range(G) if totals[j] > self.config.collapse_threshold][:self.config.k]
+        return list(range(max(1, round(self.config.mixed_share * G))))
+
+    def hinted_prompt(self, prompt: Any, hint: str) -> Any:
+        """The prompt the policy re-attempts: hint in the last user turn, or as the start of the response (after a
+        conversational prompt's generation prompt, as text). A conversational prompt with no user turn (system and
+        assistant messages only) gets a new user turn at its end carrying the hint."""
+        if self.config.hint_placement == "prefix":
+            return self.rendered(prompt) + self.task.response_prefix(hint)
+        if isinstance(prompt, str):
+            return self.task.hinted_prompt(prompt, hint)
+        prompt = copy.deepcopy(prompt)
+        users = [i for i, m in enumerate(prompt) if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        if not users:
+            return prompt + [{"role": "user", "content": self.task.hinted_prompt("", hint).strip()}]
+        prompt[users[-1]]["content"] = self.task.hinted_prompt(prompt[users[-1]]["content"], hint)
+        return prompt
+
+    def rendered(self, prompt: Any) -> str:
+        """The text the policy continues for `prompt`: a plain prompt as it is, a conversational one rendered."""
+        return prompt if isinstance(prompt, str) else self.render(prompt)
+
+    def whole_responses(self, originals: list, hints: list[str], completions: list) -> list:
+        """What the verifier judges: with `prefix` placement, each hinted row's prefix followed by its completion
+        (the continuation generated after it), as a message list where the row's original prompt is one (a
+        rendered prompt came back as text); otherwise the completions as they are. `hints` is "" for a row
+        without a hint."""
+        if self.config.hint_placement != "prefix":
+            return completions
+        whole = []
+        for prompt, hint, completion in zip(originals, hints, completions):
+            if isinstance(completion, str):
+                completion = (self.task.response_prefix(hint) if hint else "") + completion
+                if not isinstance(prompt, str):
+                    completion = [{"role": "assistant", "content": completion}]
+            whole.append(completion)
+        return whole
+
+    def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
+        """Token ids of the response prefix: what the hinted prompt adds to the original one."""
+        return response_prefix_ids(original, hinted, lambda: self.encode(self.task.response_prefix(hint)))
+
+    def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
+               rewards: torch.Tensor) -> None:
+        """Puts hinted rows into group g as the strategy says, in place: the whole batch's `rewards` (every rank
+        updates them, so advantages agree), and the rows of `out` it holds (`offset` is its first row's index):
+        what the loss sees."""
+        G, threshold = self.num_generations, self.config.collapse_threshold
+        totals = self.total(hint_rewards).tolist()
+        for slot, j in enumerate(self.picks(totals)):
+            rewards[g * G + slot] = hint_rewards[j]
+            i = g * G + slot - offset
+            if not 0 <= i < len(out.completions):
+                continue  # a row another rank holds
+            prompt_ids, completion_ids = gen.prompt_ids[j], gen.completion_ids[j]
+            logprobs = gen.logprobs[j] if gen.logprobs is not None else None
+            # A failed continuation must not push down a true partial solution: under `train_prefix` only the
+            # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
+            if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
+                prefix_ids = self.prefix_ids(out.prompt_ids[i], prompt_ids, hint) if self.config.train_prefix else []
+                prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
+                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
+                logprobs = None if logprobs is None else [None] * len(completion_ids)
+            out.prompt_ids[i], out.completion_ids[i] = prompt_ids, completion_ids
+            out.completions[i] = gen.completions[j]
+            if out.logprobs is not None:
+                out.logprobs[i] = logprobs
+            if out.tool_mask is not None and gen.tool_mask is not None:
+                out.tool_mask[i] = [1] * (len(completion_ids) - len(gen.tool_mask[j])) + list(gen.tool_mask[j])
+            for key, values in gen.extra_fields.items():
+                if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
+                    out.extra_fields[key][i] = values[j]
+            out.extra_fields["mentor_hint"][i] = hint
