@@ -175,12 +175,15 @@ def test_graph_loads_from_an_edited_copy(tmp_path):
     assert load_graph(f"{graph_file}:build_graph").name == "edited"
     with pytest.raises(InputError, match="no variable 'nope'"):
         load_graph(f"{graph_file}:nope")
-    # A copy that keeps the name `graphs` would import as the shipped module, already loaded: refused, not swapped.
+    # A copy that keeps the name `graphs` loads its own files beside the shipped graph, in one process.
     load_graph("graphs/mentor/graph.py:graph")
     shutil.copytree("graphs", tmp_path / "same_name" / "graphs")
-    shipped = str(Path("graphs/mentor/graph.py").resolve())
-    with pytest.raises(InputError, match=f"already loaded from {re.escape(shipped)}"):
-        load_graph(f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph")
+    nodes = tmp_path / "same_name" / "graphs" / "mentor" / "nodes.py"
+    nodes.write_text(nodes.read_text().replace('"draft": task.compose(', '"draft": "EDITED " + task.compose('))
+    copy = load_graph(f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph")
+    state = copy.invoke({"group": ARITHMETIC})
+    assert state["hint"].startswith("EDITED ")
+    assert not load_graph("graphs/mentor/graph.py:graph").invoke({"group": ARITHMETIC})["hint"].startswith("EDITED")
 
 
 def test_config_errors_name_the_field():

@@ -8,7 +8,6 @@ import re
 import warnings
 from contextlib import nullcontext
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable
 
 from mentor.runtime.prompts import load_prompt

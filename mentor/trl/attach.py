@@ -3,11 +3,12 @@ training dataset points to, and the install of the generation hook and the callb
 
 from __future__ import annotations
 
-import logging
+import sys
 from typing import TYPE_CHECKING
 
 from mentor.config import MentorConfig
 from mentor.dependencies import version_range
+from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.trl.callback import MentorCallback
@@ -16,8 +17,6 @@ from mentor.types import InputError
 
 if TYPE_CHECKING:
     from mentor.mentor import Mentor
-
-logger = logging.getLogger("mentor")
 
 TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
 # TRL's private methods the hook wraps (the first three) or calls (`_log_completion_extra`: the hint column)
@@ -64,8 +63,10 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     off_policy = ""
     if config.strip_hint:
         off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
-    logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s%s", task.name, config.strategy,
-                config.hint_placement, config.mode, off_policy)
+    if getattr(trainer.args, "process_index", 0) == 0:
+        # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
+        print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "
+              f"mode={config.mode}{off_policy}\n{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
     return callback
 
 
