@@ -86,7 +86,7 @@ def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def trace_path(run_dir: str | Path) -> Path:
     """The trace file of a run directory (a trainer's output_dir), or the file itself if given."""
     path = Path(run_dir)
-    return path if path.suffix == ".sqlite" else path / TRACE_FILE
+    return path if path.suffix == ".sqlite" or path.is_file() else path / TRACE_FILE
 
 
 class TraceStore:
