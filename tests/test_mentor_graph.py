@@ -180,10 +180,10 @@ def test_graph_loads_from_an_edited_copy(tmp_path):
     shutil.copytree("graphs", tmp_path / "same_name" / "graphs")
     nodes = tmp_path / "same_name" / "graphs" / "mentor" / "nodes.py"
     nodes.write_text(nodes.read_text().replace('"draft": task.compose(', '"draft": "EDITED " + task.compose('))
-    copy = load_graph(f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph")
-    state = copy.invoke({"group": ARITHMETIC})
-    assert state["hint"].startswith("EDITED ")
-    assert not load_graph("graphs/mentor/graph.py:graph").invoke({"group": ARITHMETIC})["hint"].startswith("EDITED")
+    copy = f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph"
+    [edited] = MentorRuntime({"graph": copy}).run([FailedGroup.from_dict(ARITHMETIC)])
+    [shipped] = MentorRuntime({"graph": "graphs/mentor/graph.py:graph"}).run([FailedGroup.from_dict(ARITHMETIC)])
+    assert edited.hint.startswith("EDITED ") and not shipped.hint.startswith("EDITED")
 
 
 def test_config_errors_name_the_field():

@@ -166,6 +166,12 @@ class TraceSource:
             return []
         return self._read(lambda store: store.steps())
 
+    def runs(self) -> list[dict[str, Any]]:
+        """What each run that wrote the store ran (graph and prompt files with hashes, backends); none for JSONL."""
+        if self.kind == "jsonl":
+            return []
+        return self._read(lambda store: store.runs())
+
     @property
     def label(self) -> str:
         return str(trace_path(self.path) if self.kind == "run" else self.path)
@@ -227,13 +233,13 @@ def script_safe(text: str) -> str:
 
 def build_html(interventions: list[dict[str, Any]] | list[str], steps: list[dict[str, Any]] | None = None,
                graph: dict[str, Any] | None = None, source: str = "", kind: str = "run", live: bool = False,
-               poll_s: float = 2.0) -> str:
+               poll_s: float = 2.0, runs: list[dict[str, Any]] | None = None) -> str:
     """The viewer page with the given records (dicts, or strict JSON texts of dicts) embedded."""
     meta = {"source": source, "kind": kind, "live": live, "poll_ms": int(poll_s * 1000),
             "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     records = ",".join(r if isinstance(r, str) else to_json(r) for r in interventions)
     data = (f'{{"meta":{to_json(meta)},"graph":{to_json(graph or {})},"steps":{to_json(steps or [])},'
-            f'"interventions":[{records}]}}')
+            f'"runs":{to_json(runs or [])},"interventions":[{records}]}}')
     page = (ASSETS / "viewer.html").read_text(encoding="utf-8")
     parts = {
         "{{MENTOR_TITLE}}": html.escape(f"MENTOR traces: {Path(source).name or source}" if source else "MENTOR traces"),
@@ -250,7 +256,7 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
     """Writes the self-contained page of a run (or JSONL file); returns its path and the record count."""
     traces = TraceSource(source)
     try:
-        records, steps = traces.interventions_json(), traces.steps()
+        records, steps, runs = traces.interventions_json(), traces.steps(), traces.runs()
         label, kind = traces.label, traces.kind
     finally:
         traces.close()
@@ -259,7 +265,7 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
         output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = build_html(records, steps, graph_spec(config), source=label, kind=kind)
+    text = build_html(records, steps, graph_spec(config), source=label, kind=kind, runs=runs)
     output.write_text(text, encoding="utf-8", errors="backslashreplace")  # a lone surrogate becomes \udXXX
     return output, len(records)
 
@@ -285,7 +291,7 @@ class TraceServer(ThreadingHTTPServer):
 
     def page(self) -> str:
         return build_html(self.traces.interventions_json(), self.traces.steps(), self.graph, source=self.traces.label,
-                          kind=self.traces.kind, live=True, poll_s=self.poll_s)
+                          kind=self.traces.kind, live=True, poll_s=self.poll_s, runs=self.traces.runs())
 
     def server_close(self) -> None:
         super().server_close()

@@ -10,6 +10,7 @@
   var META = DATA.meta || {};
   var records = DATA.interventions || [];
   var steps = DATA.steps || [];
+  var runs = DATA.runs || [];
   var byId = new Map();
   var searchCache = new Map();
   var filtered = [];
@@ -289,6 +290,36 @@
             { yMin: relyLo - relyPad, yMax: relyHi + relyPad, yFmt: signif })
         : empty('no reliance in this file (off unless the mentor config sets reliance_every)')));
     renderGraph(st);
+    renderRuns();
+  }
+
+  // --- what ran: each run's graph and prompt files, with their hashes (mentor.runtime.versions) ----------------
+  function fileRows(files) {
+    return h('table', { class: 'files' }, h('tbody', null, (files || []).map(function (f) {
+      return h('tr', null, h('td', { class: 'hash', text: String(f.sha256 || '').slice(0, 12), title: f.sha256 || null }),
+               h('td', { class: 'path', text: f.path }));
+    })));
+  }
+
+  function renderRuns() {
+    var box = clear($('runs'));
+    if (!runs.length) {
+      box.appendChild(h('p', { class: 'muted', text: META.kind === 'jsonl'
+        ? 'A JSONL file records no versions; `mentor diagnose` printed them when it ran.'
+        : 'This store records no versions (written before they were recorded).' }));
+      return;
+    }
+    runs.forEach(function (run, i) {
+      var g = run.graph || {}, p = run.prompts || {}, b = run.backends || {};
+      box.appendChild(h('div', { class: 'run' },
+        h('div', { class: 'nh' }, h('b', { text: 'run ' + (i + 1) }), h('span', { class: 'badge', text: 'from step ' + fmtNum(run.step) })),
+        h('div', { class: 'kv' },
+          h('span', { class: 'k', text: 'graph' }), h('span', { class: 'v path', text: g.file ? g.file : g.spec || '-' }),
+          h('span', { class: 'k', text: 'backends' }), h('span', { class: 'v', text: Object.keys(b).map(function (k) { return k + '=' + b[k]; }).join(', ') || '-' }),
+          h('span', { class: 'k', text: 'prompts' }), h('span', { class: 'v path', text: p.dir || '-' })),
+        h('details', { class: 'graph-files' }, h('summary', { text: 'graph files (' + (g.files || []).length + ')' }), fileRows(g.files)),
+        h('details', { class: 'prompt-files' }, h('summary', { text: 'prompt files (' + (p.files || []).length + ')' }), fileRows(p.files))));
+    });
   }
 
   // --- the graph --------------------------------------------------------------------------------------------
@@ -534,6 +565,7 @@
         h('div', { class: 'nh' }, h('span', { class: 'muted', text: String(i + 1) + '.' }), h('b', { text: nd.node }),
           h('span', { class: 'latency', text: ms(nd.latency_s) }), h('span', { class: 'badge backend', text: nd.backend || '?' })),
         nd.error ? h('div', { class: 'errorbox', text: nd.error }) : null,
+        typeof nd.prompt === 'string' ? lazyText('prompt sent', nd.prompt) : null,
         lazyJson('input', io[i].input), lazyJson('output', io[i].output));
     })));
     if ((r.fallbacks || []).length) {
@@ -580,6 +612,13 @@
     var det = h('details', { class: label }, h('summary', { text: label }), pre);
     var filled = false;
     det.addEventListener('toggle', function () { if (det.open && !filled) { pre.textContent = json(value); filled = true; } });
+    return det;
+  }
+
+  function lazyText(label, text) {
+    var pre = h('pre', { class: 'prompt-sent' });
+    var det = h('details', { class: 'prompt' }, h('summary', { text: label }), pre);
+    det.addEventListener('toggle', function () { if (det.open) pre.textContent = text; });
     return det;
   }
 
