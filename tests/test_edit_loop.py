@@ -31,11 +31,11 @@ def edit_copy(mine: Path) -> None:
     prompt.write_text(INSTRUCTION + "\n" + prompt.read_text())
 
 
-def with_llm_composer(mine: Path, llm: dict) -> Path:
-    """The copy's mentor.yaml with the composer on `llm`, so its edited prompt is sent."""
+def with_llm_composer(mine: Path, llm: dict, **keys) -> Path:
+    """The copy's mentor.yaml with the composer on `llm`, so its edited prompt is sent (`keys`: more config keys)."""
     config = yaml.safe_load((mine / "mentor.yaml").read_text())
     config["nodes"]["hint_composer"] = "llm"
-    config["llm"] = llm
+    config.update(llm=llm, **keys)
     path = mine / "mentor-llm.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
@@ -157,7 +157,7 @@ def test_the_edited_prompt_is_the_one_the_real_smollm2_gets(mine, smollm2):
     from mentor.types import FailedGroup
 
     config = with_llm_composer(mine, {"provider": "hf", "model": smollm2, "request_timeout_s": 120,
-                                      "parse_retries": 0, "max_tokens": 48})
+                                      "parse_retries": 0, "max_tokens": 48}, timeout_s=300)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
