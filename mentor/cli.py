@@ -82,6 +82,10 @@ def cmd_graph_draw(args) -> int:
         return 0
     try:
         text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()
+        if args.format == "ascii":  # grandalf lays out an acyclic graph: the loops would be lost without a word
+            loops = back_edges(drawable)
+            text += "".join(f"\n{e.source} {'-.->' if e.conditional else '-->'} {e.target}   (loops back: not drawn above)"
+                            for e in loops)
     except ImportError:
         raise InputError("--format ascii needs grandalf: pip install 'mentor-rl[draw]'") from None
     if args.output:
@@ -90,6 +94,30 @@ def cmd_graph_draw(args) -> int:
     else:
         print(text)
     return 0
+
+
+def back_edges(drawable) -> list:
+    """The edges of a drawable graph that close a loop (depth-first from its first node): the leak retry's
+    leakage_checker -> hint_composer in the mentor graph."""
+    out: dict[str, list] = {}
+    for edge in drawable.edges:
+        out.setdefault(edge.source, []).append(edge)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    found = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        for edge in out.get(node, []):
+            if state.get(edge.target) == 1:
+                found.append(edge)
+            elif edge.target not in state:
+                visit(edge.target)
+        state[node] = 2
+
+    for node in drawable.nodes:
+        if node not in state:
+            visit(node)
+    return found
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -178,5 +178,5 @@ def test_diagnose_reads_a_run_directory_and_its_trace_store_and_refuses_a_file_t
         out = tmp_path / "never.jsonl"
         assert main(["diagnose", str(bad), "-o", str(out)]) == 2
         err = capsys.readouterr().err
-        assert f"mentor: error: " in err and str(bad) in err and message in err, err
+        assert "mentor: error: " in err and str(bad) in err and message in err, err
         assert not out.exists()

@@ -278,11 +278,24 @@ def test_graph_draw_ascii_without_grandalf_says_what_to_install(monkeypatch, cap
     assert "--format ascii needs grandalf: pip install 'mentor-rl[draw]'" in capsys.readouterr().err
 
 
+def _static_config(tmp_path):
+    path = tmp_path / "static.yaml"
+    path.write_text("graph: graphs/static_hints/graph.py:graph\n")
+    return path
+
+
 def test_graph_draw_offline(tmp_path, capsys):
     assert main(["graph", "draw"]) == 0
     assert "hint_composer" in capsys.readouterr().out
     assert main(["graph", "draw", "--format", "ascii", "-o", str(tmp_path / "g.txt")]) == 0
-    assert "leakage_checker" in (tmp_path / "g.txt").read_text()
+    ascii_text = (tmp_path / "g.txt").read_text()
+    assert "leakage_checker" in ascii_text
+    # The leak retry, which the layout cannot draw, is named under it, as mermaid and PNG draw it.
+    assert ascii_text.splitlines()[-1] == "leakage_checker -.-> hint_composer   (loops back: not drawn above)"
+    assert main(["graph", "draw", "--format", "mermaid", "-o", str(tmp_path / "g.mmd")]) == 0
+    assert "leakage_checker -.-> hint_composer" in (tmp_path / "g.mmd").read_text()
+    assert main(["graph", "draw", "--format", "ascii", "--config", str(_static_config(tmp_path))]) == 0
+    assert "loops back" not in capsys.readouterr().out  # the static graph has no loop
     assert main(["graph", "draw", "--format", "png", "-o", str(tmp_path / "g.png")]) == 0
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
