@@ -173,6 +173,10 @@
         svg.appendChild(s('rect', { class: 'mark s' + (sr.cls === undefined ? k : sr.cls), x: x.toFixed(2), y: (M.t + ih - bh).toFixed(2),
                                     width: bw.toFixed(2), height: Math.max(bh, 0).toFixed(2), 'data-value': v, 'data-label': labels[i] },
           s('title', { text: sr.name + ' · ' + labels[i] + ': ' + (opts.yFmt ? opts.yFmt(v) : fmtNum(v)) })));
+        if (opts.notes) {  // the value written above the bar, so a bar of 0 reads as a measured 0, not a broken chart
+          if (bh < 1.5) svg.appendChild(s('rect', { class: 'stub s' + (sr.cls === undefined ? k : sr.cls), x: x.toFixed(2), y: (M.t + ih - 1.5).toFixed(2), width: bw.toFixed(2), height: 1.5 }));
+          svg.appendChild(s('text', { class: 'note', x: (x + bw / 2).toFixed(2), y: (M.t + ih - Math.max(bh, 1.5) - 4).toFixed(2), 'text-anchor': 'middle', text: opts.notes[i] }));
+        }
       });
     });
     return svg;
@@ -197,11 +201,14 @@
         d += (d ? 'L' : 'M') + px(x).toFixed(1) + ',' + py(v).toFixed(1);
         pts.push([x, v]);
       });
-      var cls = 's' + (sr.cls === undefined ? k : sr.cls);
-      svg.appendChild(s('path', { class: 'line ' + cls, d: d || 'M0,0', style: 'fill:none' }));
+      // Each earlier series is drawn wider and paler, under the later ones: where two coincide (before = after),
+      // both stay visible, the later one inside the earlier one's band.
+      var cls = 's' + (sr.cls === undefined ? k : sr.cls), below = series.length - 1 - k;
+      var width = 2 + 3.5 * below, radius = 2.5 + 2.5 * below, under = below ? ' under' : '';
+      svg.appendChild(s('path', { class: 'line ' + cls + under, d: d || 'M0,0', style: 'fill:none;stroke-width:' + width }));
       if (pts.length <= 300) {
         pts.forEach(function (p) {
-          svg.appendChild(s('circle', { class: 'mark ' + cls, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: 2.5, 'data-value': p[1] },
+          svg.appendChild(s('circle', { class: 'mark ' + cls + under, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: radius, 'data-value': p[1] },
             s('title', { text: sr.name + ' · step ' + p[0] + ': ' + yFmt(p[1]) })));
         });
       } else {
@@ -255,7 +262,7 @@
       ? figure('recovery', 'Recovery rate by error class', null,
           barChart(classes.map(function (c) { return c[0]; }),
                    [{ name: 'recovered', cls: 3, values: classes.map(function (c) { return c[1].out ? c[1].rec / c[1].out : 0; }) }],
-                   { yMax: 1, yFmt: pct }))
+                   { yMax: 1, yFmt: pct, notes: classes.map(function (c) { return pct(c[1].out ? c[1].rec / c[1].out : 0) + ' of ' + c[1].out; }) }))
       : figure('recovery', 'Interventions by error class (no re-attempts recorded)', null, classes.length
           ? barChart(classes.map(function (c) { return c[0]; }), [{ name: 'interventions', values: classes.map(function (c) { return c[1].n; }) }])
           : empty('no interventions yet')));
@@ -488,7 +495,7 @@
       frag.appendChild(h('tr', { 'data-id': r.id, class: r.id === selectedId ? 'sel' : null, tabindex: 0, onclick: open,
                                  onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
         h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
-        h('td', { class: 'pid', text: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
+        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
         h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint, title: r.hint || null }),
         h('td', null, outcomeBadges(r))));
     });
