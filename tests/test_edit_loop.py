@@ -132,7 +132,9 @@ def test_train_with_the_copy_and_find_what_ran_in_the_traces_and_the_viewer(mine
     composer = [n for r in records for n in r["nodes"] if n["node"] == "hint_composer"]
     assert composer and all(n["prompt"] in sent and INSTRUCTION in n["prompt"] for n in composer)
 
+    # The page draws the graph the run recorded (the copy's), not the installed one.
     page, _ = write_html(tmp_path / "run")
+    assert '"spec":"' + str(mine / "graphs" / "mentor" / "graph.py") + ':graph"' in page.read_text()
     browser.navigate(page.as_uri())
     browser.wait_for("window.mentorReady")
     assert browser.problems() == []

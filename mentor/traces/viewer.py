@@ -204,6 +204,16 @@ def graph_spec(config: Any = None) -> dict[str, Any]:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
+def run_graph(runs: list[dict[str, Any]]) -> dict[str, str] | None:
+    """A config naming the graph file the last run recorded (`TraceStore.runs`), if that file is still there; None
+    (the default graph) otherwise."""
+    graph = (runs[-1].get("graph") or {}) if runs else {}
+    file, spec = graph.get("file"), str(graph.get("spec") or "")
+    if isinstance(file, str) and ":" in spec and Path(file).is_file():
+        return {"graph": f"{file}:{spec.rpartition(':')[2]}"}
+    return None
+
+
 # --- the page ---------------------------------------------------------------------------------------------
 def _finite(value: Any) -> Any:
     """The value with NaN and infinities (which JSON cannot hold; a reward can be -inf) as strings."""
@@ -265,7 +275,8 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
         output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = build_html(records, steps, graph_spec(config), source=label, kind=kind, runs=runs)
+    text = build_html(records, steps, graph_spec(config if config is not None else run_graph(runs)), source=label,
+                      kind=kind, runs=runs)
     output.write_text(text, encoding="utf-8", errors="backslashreplace")  # a lone surrogate becomes \udXXX
     return output, len(records)
 
@@ -372,7 +383,8 @@ def add_traces_command(sub) -> None:
     view = commands.add_parser("view", help="write one self-contained HTML page (no network needed to open it)")
     view.add_argument("run", help=what)
     view.add_argument("-o", "--output", help="HTML file (default: <run>/mentor/traces.html, or FILE.html)")
-    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: graphs/mentor)")
+    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: the graph the run "
+                                       "recorded, else the installed graphs/mentor)")
     view.set_defaults(func=cmd_view)
 
     serve = commands.add_parser("serve", help="serve the viewer on localhost; it refreshes as new traces land")
