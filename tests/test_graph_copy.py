@@ -180,3 +180,20 @@ def test_diagnose_reads_a_run_directory_and_its_trace_store_and_refuses_a_file_t
         err = capsys.readouterr().err
         assert "mentor: error: " in err and str(bad) in err and message in err, err
         assert not out.exists()
+
+
+def test_a_copy_loaded_by_file_path_as_langgraph_dev_does_runs_its_own_nodes(tmp_path):
+    import importlib.util
+
+    from mentor.runtime.runner import MentorRuntime as Runtime
+
+    shutil.copytree(CHECKOUT / "graphs", tmp_path / "graphs")
+    edit_composer(tmp_path / "graphs", "BY PATH: ")
+    spec = importlib.util.spec_from_file_location("loaded_by_path", tmp_path / "graphs" / "mentor" / "graph.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # outside any package, as langgraph dev loads graph.py
+    assert Path(module.nodes.__file__) == tmp_path / "graphs" / "mentor" / "nodes.py"
+    runtime = Runtime(None)
+    runtime.graph = module.graph
+    [intervention] = runtime.run([FailedGroup.from_dict(ARITHMETIC)])
+    assert intervention.hint.startswith("BY PATH: ")
