@@ -146,6 +146,8 @@ def test_train_with_the_copy_and_find_what_ran_in_the_traces_and_the_viewer(mine
     browser.click(f"#list tbody tr[data-id='{records[0]['id']}']")
     browser.wait_for("!!document.querySelector(\"#detail .node[data-node='hint_composer'] details.prompt\")")
     browser.click("#detail .node[data-node='hint_composer'] details.prompt summary")
+    browser.wait_for("document.querySelector(\"#detail .node[data-node='hint_composer'] pre.prompt-sent\")"
+                     ".textContent.length > 0")  # filled on the fold's toggle event, which fires after the click
     prompt = browser.js("document.querySelector(\"#detail .node[data-node='hint_composer'] pre.prompt-sent\").innerText")
     assert INSTRUCTION in prompt and prompt in sent
 
