@@ -13,7 +13,8 @@ import argparse
 import re
 from pathlib import Path
 
-from mentor.evaluation import group_inputs, load_configs, load_policy, read_failures, sample, with_columns
+from mentor.evaluation import group_inputs, load_configs, load_policy, sample, with_columns
+from mentor.failures import read_failures
 from mentor.lab.pretrain import torch_threads
 from mentor.tasks import get_task
 

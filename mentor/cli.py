@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from mentor.failures import check_output, read_failures_jsonl
+from mentor.failures import check_output, read_failures
 from mentor.types import InputError, Intervention
 
 
@@ -47,14 +47,16 @@ def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
     from mentor.mentor import Mentor
+    from mentor.runtime.versions import describe
     from mentor.traces.jsonl import write_interventions
 
     out = Path(args.output)
     check_output(out)  # before any group runs, not after
-    groups, problems = read_failures_jsonl(Path(args.failures))
+    groups, problems = read_failures(args.failures)
     for problem in problems:
         print(problem, file=sys.stderr)
     mentor = Mentor.from_config(args.config)
+    print(describe(mentor.runtime.versions), file=sys.stderr)  # which graph, prompts and backends run
     with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
         interventions = mentor.diagnose(groups, on_done=lambda _: bar.update())
     write_interventions(out, groups, interventions)
@@ -80,6 +82,10 @@ def cmd_graph_draw(args) -> int:
         return 0
     try:
         text = drawable.draw_mermaid() if args.format == "mermaid" else drawable.draw_ascii()
+        if args.format == "ascii":  # grandalf lays out an acyclic graph: the loops would be lost without a word
+            loops = back_edges(drawable)
+            text += "".join(f"\n{e.source} {'-.->' if e.conditional else '-->'} {e.target}   (loops back: not drawn above)"
+                            for e in loops)
     except ImportError:
         raise InputError("--format ascii needs grandalf: pip install 'mentor-rl[draw]'") from None
     if args.output:
@@ -90,12 +96,37 @@ def cmd_graph_draw(args) -> int:
     return 0
 
 
+def back_edges(drawable) -> list:
+    """The edges of a drawable graph that close a loop (depth-first from its first node): the leak retry's
+    leakage_checker -> hint_composer in the mentor graph."""
+    out: dict[str, list] = {}
+    for edge in drawable.edges:
+        out.setdefault(edge.source, []).append(edge)
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    found = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        for edge in out.get(node, []):
+            if state.get(edge.target) == 1:
+                found.append(edge)
+            elif edge.target not in state:
+                visit(edge.target)
+        state[node] = 2
+
+    for node in drawable.nodes:
+        if node not in state:
+            visit(node)
+    return found
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mentor", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     diagnose = sub.add_parser("diagnose", help="replay stored failed groups through the mentor graph")
-    diagnose.add_argument("failures", help="JSONL file, one failed group per line")
+    diagnose.add_argument("failures", help="a JSONL file (one failed group per line), a run directory or its "
+                                           "traces.sqlite")
     diagnose.add_argument("-o", "--output", required=True, help="JSONL file for the interventions")
     diagnose.add_argument("--config", help="mentor config YAML (default: rules backend everywhere)")
     diagnose.set_defaults(func=cmd_diagnose)
@@ -106,6 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", help="file to write (default: print)")
     draw.add_argument("--config", help="mentor config YAML naming the graph")
     draw.set_defaults(func=cmd_graph_draw)
+    from mentor.graph_copy import cmd_graph_copy
+
+    copy = graph.add_parser("copy", help="write an editable copy of the installed graph and prompts, and a "
+                                         "mentor.yaml that runs it")
+    copy.add_argument("folder", metavar="DIR", help="folder to write graphs/, prompts/ and mentor.yaml into")
+    copy.set_defaults(func=cmd_graph_copy)
 
     from mentor.evaluation import add_eval_command
     from mentor.lab.demo import add_demo_command

@@ -15,7 +15,8 @@ from mentor.shipped import shipped_folder
 from mentor.types import InputError
 
 NODES = ("error_classifier", "root_cause_analyst", "hint_composer", "leakage_checker")
-DEFAULT_GRAPH = "graphs/mentor/graph.py:graph"
+# The installed graph and prompts, by absolute path: the working directory never decides which graph runs.
+DEFAULT_GRAPH = f"{shipped_folder('graphs') / 'mentor' / 'graph.py'}:graph"
 DEFAULT_PROMPTS_DIR = str(shipped_folder("prompts"))
 
 
@@ -70,14 +71,17 @@ class MentorConfig:
                 "`package.module:Class`). Default: inferred from the dataset's columns."})
     graph: str = field(default=DEFAULT_GRAPH, metadata={
         "help": "The mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a "
-                "compiled graph or a `build_graph(config)` function. Default: the graph in `graphs/mentor/`."})
+                "compiled graph or a `build_graph(config)` function. A relative path is found from the config "
+                "file's folder, then the working directory, then among the shipped graphs. Default: the installed "
+                "`graphs/mentor/graph.py`, wherever the run starts."})
     nodes: dict[str, str] = field(default_factory=lambda: {n: "rules" for n in NODES}, metadata={
         "help": "Backend per node, `rules` (deterministic, offline; the default) or `llm`."})
     llm: LLMConfig = field(default_factory=LLMConfig, metadata={
         "help": "The chat model for `llm` nodes (see `LLMConfig`)."})
     prompts_dir: str = field(default=DEFAULT_PROMPTS_DIR, metadata={
         "help": "Folder of the `llm` prompts, one `<node>.md` per node, with per-task overrides in "
-                "`<task>/<node>.md`. Default: the shipped `prompts/`."})
+                "`<task>/<node>.md`. Only `llm` nodes read them. A relative path is found from the config file's "
+                "folder, then the working directory. Default: the installed `prompts/`."})
     max_leak_retries: int = field(default=2, metadata={
         "help": "Drafts the leakage checker may send back to the composer before the hint is withheld."})
 
@@ -158,9 +162,12 @@ class MentorConfig:
             return cls()
         where = "a mentor config"
         if isinstance(source, (str, Path)):
+            folder = Path(source).resolve().parent
             source, where = _read_yaml(Path(source)), f"mentor config file '{source}'"
             if isinstance(source, dict):
                 source = source.get("mentor", source)  # a training YAML may nest it under `mentor:`
+                if isinstance(source, dict):
+                    source = with_paths_from(source, folder)
         if not isinstance(source, dict):
             raise InputError(f"{where} must be a mapping of keys to values (e.g. `strategy: replace_group`), "
                              f"got {type(source).__name__}: {str(source)[:80]!r}")
@@ -168,6 +175,22 @@ class MentorConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def with_paths_from(values: dict, folder: Path) -> dict:
+    """`values` with a relative `graph:` or `prompts_dir:` made absolute against `folder` (the config file's) when
+    the file or folder is there; else left relative, for the working directory (and, for a graph, the shipped
+    ones) to resolve. A config file and the copy it names move together."""
+    values = dict(values)
+    graph = values.get("graph")
+    if isinstance(graph, str) and ":" in graph:
+        path, _, variable = graph.rpartition(":")
+        if not Path(path).is_absolute() and (folder / path).is_file():
+            values["graph"] = f"{folder / path}:{variable}"
+    prompts = values.get("prompts_dir")
+    if isinstance(prompts, str) and not Path(prompts).is_absolute() and (folder / prompts).is_dir():
+        values["prompts_dir"] = str(folder / prompts)
+    return values
 
 
 def _read_yaml(path: Path) -> Any:

@@ -25,35 +25,6 @@ DEFAULT_MAX_NEW_TOKENS = 256
 ANNOTATED_STEP = "annotated_first_wrong_step"  # an attempt's annotated first wrong step (mentor.data.champ writes it)
 
 
-def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
-    """The failed groups of FAILURES (a `mentor diagnose` .jsonl, a run directory or its traces.sqlite), and one
-    message per failure skipped (a bad line, a group without its reference)."""
-    from mentor.failures import checked_group, read_failures_jsonl
-    from mentor.traces import TraceStore, trace_path
-
-    path = Path(path)
-    if path.is_dir() or path.suffix == ".sqlite":
-        if not trace_path(path).is_file():
-            raise InputError(f"FAILURES {path}: no trace store at {trace_path(path)}; give a run directory (a "
-                             f"trainer's output_dir), its mentor/traces.sqlite, or a `mentor diagnose` .jsonl file")
-        groups, skipped = [], []
-        store = TraceStore(path, readonly=True, on_problem=skipped.append)
-        try:
-            for record in store.interventions():
-                try:
-                    groups.append(checked_group(_group_row(record)))
-                except InputError as e:
-                    skipped.append(f"{trace_path(path)}: intervention id={record['id']}: {e}; skipped")
-        finally:
-            store.close()
-    else:
-        groups, skipped = read_failures_jsonl(path)
-    if not groups:
-        raise InputError(f"FAILURES {path}: no failed group to evaluate" +
-                         (f" ({len(skipped)} skipped: {skipped[0]})" if skipped else " (the file is empty)"))
-    return groups, skipped
-
-
 class _BadAnnotation(Exception):
     """An attempt's annotation that is not a step number (raised through parse_lines, which skips InputErrors)."""
 
@@ -61,11 +32,11 @@ class _BadAnnotation(Exception):
 def read_annotations(path: str | Path) -> list[list[int | None]] | None:
     """Per group of `read_failures(path)` (same order, the same lines skipped), each attempt's
     `annotated_first_wrong_step` or None; None when no attempt has one (a trace store never has)."""
-    from mentor.failures import checked_group
+    from mentor.failures import checked_group, is_trace_store
     from mentor.traces.jsonl import parse_lines
 
     path = Path(path)
-    if path.is_dir() or path.suffix == ".sqlite":
+    if is_trace_store(path):
         return None
 
     def steps(number: int, row: Any) -> list[int | None]:
@@ -86,21 +57,9 @@ def read_annotations(path: str | Path) -> list[list[int | None]] | None:
     return annotated if any(s is not None for group in annotated for s in group) else None
 
 
-def _group_row(record: dict[str, Any]) -> dict[str, Any]:
-    """A trace record as a failed group's JSON row. The record keeps the group's reference only in the error
-    classifier's output (the node writes the group back with its feedback), so a run whose graph has no classifier
-    gives rows without a reference, which are skipped."""
-    group = next((n["output"]["group"] for n in record.get("nodes") or []
-                  if isinstance(n.get("output"), dict) and isinstance(n["output"].get("group"), dict)), {})
-    if not group.get("reference"):
-        raise InputError("no reference in the record (its graph stored no group with a reference)")
-    return {"problem_id": record.get("problem_id"), "task": record.get("task"), "prompt": record.get("prompt"),
-            "reference": group["reference"], "attempts": record.get("attempts"),
-            "previous_hints": group.get("previous_hints") or []}
-
-
 def parse_configs(specs: list[str] | None) -> dict[str, str | None]:
-    """`--config NAME=CFG` values as {name: YAML path}; none given: {"mentor": None} (the default config)."""
+    """`--config NAME=CFG` values as {name: YAML path}; none given: {"mentor": None} (the default config).
+    `NAME=default` is the default config (the installed graph and prompts, rules everywhere) under that name."""
     if not specs:
         return {"mentor": None}
     configs: dict[str, str | None] = {}
@@ -111,7 +70,7 @@ def parse_configs(specs: list[str] | None) -> dict[str, str | None]:
         if name == "none" or name in configs:
             raise InputError(f"--config {spec!r}: the name {name!r} is " +
                              ("the unhinted row's" if name == "none" else "given twice") + "; choose another")
-        configs[name] = path
+        configs[name] = None if path == "default" and not Path(path).exists() else path
     return configs
 
 
@@ -410,8 +369,9 @@ row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 
 
 def cmd_eval(args) -> int:
-    from mentor.failures import check_output
+    from mentor.failures import check_output, read_failures
     from mentor.lab.pretrain import torch_threads
+    from mentor.runtime.versions import describe
     from mentor.traces.jsonl import write_interventions
 
     out, html = Path(args.output), Path(args.html) if args.html else None
@@ -431,6 +391,8 @@ def cmd_eval(args) -> int:
     for problem in skipped:
         print(problem, file=sys.stderr)
     runtimes = load_configs(configs)
+    for name, runtime in runtimes.items():  # which graph, prompts and backends each row runs
+        print(f"[{name}] " + describe(runtime.versions).replace("\n", f"\n[{name}] "), file=sys.stderr)
     for name in runtimes if kept else ():
         check_output(kept / f"{name}.jsonl", "--interventions")
     policy = load_policy(args.policy)
@@ -474,7 +436,8 @@ def add_eval_command(sub) -> None:
     p.add_argument("failures", help="a `mentor diagnose` .jsonl file, a run directory or its traces.sqlite")
     p.add_argument("--policy", required=True, help="`lab`, a save_pretrained directory, or a hub id")
     p.add_argument("--config", action="append", metavar="NAME=CFG",
-                   help="a mentor config YAML under a row name (repeatable; default: mentor = the default config)")
+                   help="a mentor config YAML under a row name, or NAME=default for the default config "
+                        "(repeatable; default: mentor = the default config)")
     p.add_argument("--samples", type=int, default=8, help="re-attempts per group, G (default 8)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1; 0 is greedy)")
     p.add_argument("--max-new-tokens", type=int, help="response length cap, a prefix hint included "

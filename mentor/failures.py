@@ -1,5 +1,5 @@
-"""The files of `mentor diagnose` and `mentor eval`: reading a JSONL file of failed groups (each line checked
-against its task), and checking an output path before any work is done."""
+"""The files of `mentor diagnose` and `mentor eval`: the one reader of failed groups (a JSONL file, each line
+checked against its task, or a run's trace store), and checking an output path before any work is done."""
 
 from __future__ import annotations
 
@@ -11,17 +11,80 @@ from mentor.tasks import get_task
 from mentor.traces.jsonl import parse_lines
 from mentor.types import FailedGroup, InputError
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+WHAT = "a JSONL file of failed groups (one per line: problem_id, task, prompt, reference, attempts), a run directory " \
+       "(a trainer's output_dir) or its mentor/traces.sqlite"
 
-def read_failures_jsonl(path: Path) -> tuple[list[FailedGroup], list[str]]:
-    """Failed groups of a JSONL file (`path`), and one message per bad line (with its line number)."""
-    if not path.is_file():
-        raise InputError(f"no such file: {path} (give a JSONL file of failed groups, one per line: problem_id, "
-                         "task, prompt, reference, attempts)")
+
+def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
+    """The failed groups of FAILURES, for `mentor diagnose` and `mentor eval` alike: a JSONL file, a run directory
+    or its traces.sqlite; and one message per failure skipped (a bad line, a record without its reference).
+
+    Refuses (InputError, naming the file) a path that is none of them, and one that yields no group: a file that is
+    not JSONL is an error, never an empty run."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file: {path} (give {WHAT})")
+    if is_trace_store(path):
+        groups, skipped = _read_store(path)
+    else:
+        groups, skipped = _read_jsonl(path)
+    if not groups:
+        if not skipped:
+            raise InputError(f"FAILURES {path}: no failed group in it (the file is empty); give {WHAT}")
+        raise InputError(f"FAILURES {path}: no failed group could be read ({len(skipped)} skipped, the first: "
+                         f"{skipped[0]}); is it {WHAT}?")
+    return groups, skipped
+
+
+def is_trace_store(path: Path) -> bool:
+    """Whether FAILURES names a run's trace store (a folder, a `.sqlite` name, or SQLite bytes) rather than JSONL."""
+    if path.is_dir() or path.suffix == ".sqlite":
+        return True
+    with path.open("rb") as f:
+        return f.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
+def _read_jsonl(path: Path) -> tuple[list[FailedGroup], list[str]]:
     with path.open("rb") as f:  # bytes: a line that is not UTF-8 is reported and skipped by itself
         if f.read(2) in (b"\xff\xfe", b"\xfe\xff"):
             raise InputError(f"{path} is UTF-16 text (it starts with a UTF-16 byte-order mark); save it as UTF-8")
         f.seek(0)
         return parse_lines(f, path, lambda _, row: checked_group(row))
+
+
+def _read_store(path: Path) -> tuple[list[FailedGroup], list[str]]:
+    """The failed groups a run's trace store recorded (each record's problem, attempts and reference)."""
+    from mentor.traces import TraceStore, trace_path
+
+    store_file = path if path.is_file() else trace_path(path)
+    if not store_file.is_file():
+        raise InputError(f"FAILURES {path}: no trace store at {store_file}; give {WHAT}")
+    groups, skipped = [], []
+    store = TraceStore(store_file, readonly=True, on_problem=skipped.append)
+    try:
+        for record in store.interventions():
+            try:
+                groups.append(checked_group(group_row(record)))
+            except InputError as e:
+                skipped.append(f"{store_file}: intervention id={record['id']}: {e}; skipped")
+    finally:
+        store.close()
+    return groups, skipped
+
+
+def group_row(record: dict) -> dict:
+    """A trace record as a failed group's JSON row. The record keeps the group's reference only in the error
+    classifier's output (the node writes the group back with its feedback), so a run whose graph has no classifier
+    gives rows without a reference, which are skipped."""
+    group = next((n["output"]["group"] for n in record.get("nodes") or []
+                  if isinstance(n, dict) and isinstance(n.get("output"), dict)
+                  and isinstance(n["output"].get("group"), dict)), {})
+    if not group.get("reference"):
+        raise InputError("no reference in the record (its graph stored no group with a reference)")
+    return {"problem_id": record.get("problem_id"), "task": record.get("task"), "prompt": record.get("prompt"),
+            "reference": group["reference"], "attempts": record.get("attempts"),
+            "previous_hints": group.get("previous_hints") or []}
 
 
 # A reference field's JSON types, as the tasks read it: the allowed Python types and how the message states them.

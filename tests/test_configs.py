@@ -299,7 +299,8 @@ def test_accelerate_configs_load_and_match_their_names():
 
 def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     """training/train_grpo.py's main() on the CPU lab config, with a tiny fresh policy saved in tmp: one GRPO step
-    with the mentor attached; the trace store holds the step's interventions and the model is saved."""
+    with the mentor attached; the trace store holds the step's interventions, and, under the config's
+    `save_strategy: "no"`, no weights are written."""
     from mentor.lab.model import build_policy
     from mentor.traces import TraceStore
 
@@ -328,7 +329,10 @@ def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
         assert steps and "mentor/collapse_rate_before" in steps[0].get("metrics", steps[0])
     finally:
         store.close()
-    assert (tmp_path / "run" / "model.safetensors").exists() or any((tmp_path / "run").glob("*.safetensors"))
+    assert config["save_strategy"] == "no" and not list((tmp_path / "run").rglob("*.safetensors"))
+    for strategy, saves in (("no", False), ("steps", True), ("epoch", True)):
+        args = GRPOConfig(output_dir=str(tmp_path), save_strategy=strategy, use_cpu=True, bf16=False)
+        assert train_grpo.saves_weights(args) is saves
 
 
 # --------------------------------------------------------------------------------------------------------------

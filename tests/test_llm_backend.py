@@ -16,7 +16,7 @@ from mentor.config import NODES, MentorConfig
 from mentor.runtime import MentorRuntime
 from mentor.runtime.llm import load_prompt
 from mentor.tasks.arithmetic import format_answer, format_prompt
-from mentor.types import FailedGroup
+from mentor.types import FailedGroup, InputError
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
 
 # ARITHMETIC (158 + 267 = 425): the rules backend says missed_carry x2 and wrong_tens x1 (and a partial-answer
@@ -412,6 +412,10 @@ def test_a_prompts_dir_override_is_the_text_the_server_receives(openai_server, t
     assert result.fallbacks == [] and result.hint == CANNED_HINT
     assert openai_server.texts() == ['CUSTOM hint composer prompt.\nProblem: Q: 158+267=? A:\nTier: 3\n'
                                      'Reply as {"hint": "...", "tier": 1}.']
+    # The node's trace record keeps the prompt as sent; a rules node's has none.
+    records = {n["node"]: n for n in result.nodes}
+    assert records["hint_composer"]["prompt"] == openai_server.texts()[0]
+    assert "prompt" not in records["error_classifier"] and "prompts" not in records["hint_composer"]["output"]
 
 
 def test_a_per_task_prompt_overrides_the_generic_one(openai_server, tmp_path):
@@ -422,13 +426,11 @@ def test_a_per_task_prompt_overrides_the_generic_one(openai_server, tmp_path):
     assert openai_server.texts() == ["arithmetic hint composer prompt for Q: 158+267=? A:"]
 
 
-def test_a_missing_prompt_file_falls_back_and_says_which_file(openai_server, tmp_path, rules_hint):
-    [result] = MentorRuntime(config(openai_server, nodes={"root_cause_analyst": "llm"},
-                                    mentor={"prompts_dir": str(tmp_path)})).run([group()])
+def test_a_missing_prompt_file_is_refused_at_load_naming_the_file(openai_server, tmp_path):
+    with pytest.raises(InputError, match=r"nodes.root_cause_analyst: llm, but prompts_dir .* has no "
+                                         r"root_cause_analyst.md"):
+        MentorRuntime(config(openai_server, nodes={"root_cause_analyst": "llm"}, mentor={"prompts_dir": str(tmp_path)}))
     assert openai_server.count() == 0
-    assert result.diagnosis.error_classes == RULES_CLASSES and result.hint == rules_hint
-    [fallback] = result.fallbacks
-    assert "root_cause_analyst.md" in fallback
 
 
 @pytest.mark.parametrize("verdict, leaked", [("false", False), ("no", False), ("true", True), ("yes", True)])

@@ -175,12 +175,15 @@ def test_graph_loads_from_an_edited_copy(tmp_path):
     assert load_graph(f"{graph_file}:build_graph").name == "edited"
     with pytest.raises(InputError, match="no variable 'nope'"):
         load_graph(f"{graph_file}:nope")
-    # A copy that keeps the name `graphs` would import as the shipped module, already loaded: refused, not swapped.
+    # A copy that keeps the name `graphs` loads its own files beside the shipped graph, in one process.
     load_graph("graphs/mentor/graph.py:graph")
     shutil.copytree("graphs", tmp_path / "same_name" / "graphs")
-    shipped = str(Path("graphs/mentor/graph.py").resolve())
-    with pytest.raises(InputError, match=f"already loaded from {re.escape(shipped)}"):
-        load_graph(f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph")
+    nodes = tmp_path / "same_name" / "graphs" / "mentor" / "nodes.py"
+    nodes.write_text(nodes.read_text().replace('"draft": task.compose(', '"draft": "EDITED " + task.compose('))
+    copy = f"{tmp_path / 'same_name' / 'graphs' / 'mentor' / 'graph.py'}:graph"
+    [edited] = MentorRuntime({"graph": copy}).run([FailedGroup.from_dict(ARITHMETIC)])
+    [shipped] = MentorRuntime({"graph": "graphs/mentor/graph.py:graph"}).run([FailedGroup.from_dict(ARITHMETIC)])
+    assert edited.hint.startswith("EDITED ") and not shipped.hint.startswith("EDITED")
 
 
 def test_config_errors_name_the_field():
@@ -275,11 +278,24 @@ def test_graph_draw_ascii_without_grandalf_says_what_to_install(monkeypatch, cap
     assert "--format ascii needs grandalf: pip install 'mentor-rl[draw]'" in capsys.readouterr().err
 
 
+def _static_config(tmp_path):
+    path = tmp_path / "static.yaml"
+    path.write_text("graph: graphs/static_hints/graph.py:graph\n")
+    return path
+
+
 def test_graph_draw_offline(tmp_path, capsys):
     assert main(["graph", "draw"]) == 0
     assert "hint_composer" in capsys.readouterr().out
     assert main(["graph", "draw", "--format", "ascii", "-o", str(tmp_path / "g.txt")]) == 0
-    assert "leakage_checker" in (tmp_path / "g.txt").read_text()
+    ascii_text = (tmp_path / "g.txt").read_text()
+    assert "leakage_checker" in ascii_text
+    # The leak retry, which the layout cannot draw, is named under it, as mermaid and PNG draw it.
+    assert ascii_text.splitlines()[-1] == "leakage_checker -.-> hint_composer   (loops back: not drawn above)"
+    assert main(["graph", "draw", "--format", "mermaid", "-o", str(tmp_path / "g.mmd")]) == 0
+    assert "leakage_checker -.-> hint_composer" in (tmp_path / "g.mmd").read_text()
+    assert main(["graph", "draw", "--format", "ascii", "--config", str(_static_config(tmp_path))]) == 0
+    assert "loops back" not in capsys.readouterr().out  # the static graph has no loop
     assert main(["graph", "draw", "--format", "png", "-o", str(tmp_path / "g.png")]) == 0
     assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

@@ -93,7 +93,14 @@ def main(argv: list[str] | None = None) -> None:
     script_args, training_args, model_args = parser.parse_args_and_config(argv)
     trainer = build_trainer(script_args, training_args, model_args)
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    trainer.save_model(training_args.output_dir)
+    if saves_weights(training_args):
+        trainer.save_model(training_args.output_dir)
+
+
+def saves_weights(training_args: GRPOConfig) -> bool:
+    """Whether the run keeps its trained weights: `save_strategy: "no"` (the CPU configs: a 4-step SmolLM2 run would
+    write 538 MB) keeps neither checkpoints nor the final model; the traces and logs are kept either way."""
+    return str(getattr(training_args.save_strategy, "value", training_args.save_strategy)) != "no"
 
 
 if __name__ == "__main__":

@@ -6,11 +6,14 @@ from __future__ import annotations
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
-from mentor.graphs.mentor.state import MentorState
 
 from mentor.runtime.context import MentorContext
+from mentor.runtime.graph_files import sibling
 from mentor.runtime.leakage_node import leakage_checker
+
+# This folder's own files, by path: a copy of the folder runs its own nodes (mentor.runtime.graph_files).
+nodes = sibling(__file__, "nodes")
+MentorState = sibling(__file__, "state").MentorState
 
 
 def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]:
@@ -21,9 +24,9 @@ def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]
 def build_graph(config=None):
     """The compiled mentor graph. `config` is accepted for the `build_graph(config)` convention."""
     builder = StateGraph(MentorState, context_schema=MentorContext)
-    builder.add_node("error_classifier", error_classifier)
-    builder.add_node("root_cause_analyst", root_cause_analyst)
-    builder.add_node("hint_composer", hint_composer)
+    builder.add_node("error_classifier", nodes.error_classifier)
+    builder.add_node("root_cause_analyst", nodes.root_cause_analyst)
+    builder.add_node("hint_composer", nodes.hint_composer)
     builder.add_node("leakage_checker", leakage_checker)
     builder.add_edge(START, "error_classifier")
     builder.add_edge("error_classifier", "root_cause_analyst")

@@ -9,13 +9,15 @@ from collections import Counter
 from typing import Any
 
 from langgraph.runtime import Runtime
-from mentor.graphs.mentor.state import MentorState
 
 from mentor.runtime.context import MentorContext
+from mentor.runtime.graph_files import sibling
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import Diagnosis, FailedGroup
+
+MentorState = sibling(__file__, "state").MentorState  # this folder's state.py, also in a copy
 
 
 def _with_feedback(group: FailedGroup) -> FailedGroup:

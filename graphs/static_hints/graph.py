@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
-from mentor.graphs.static_hints.nodes import hint_library
 
 from mentor.runtime.context import MentorContext
+from mentor.runtime.graph_files import sibling
 from mentor.runtime.leakage_node import leakage_checker
 from mentor.runtime.state import MentorStateBase
+
+hint_library = sibling(__file__, "nodes").hint_library  # this folder's nodes.py, also in a copy
 
 
 def build_graph(config=None):

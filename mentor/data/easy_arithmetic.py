@@ -74,3 +74,12 @@ def make_rows(family: str, n: int = 16, seed: int = 0) -> list[dict]:
         seen.add((a, b))
         rows.append(_row(family, a, b, rng))
     return rows
+
+
+def make_dataset(family: str = "sum", n: int = 64, seed: int = 0):
+    """The rows of `make_rows` as a `datasets.Dataset` (the `dataset_factory` of the SmolLM2 CPU config), less
+    `operands`: that column points the mentor at the lab's 4-digit `arithmetic` task, and these are chat problems
+    for the `math` task."""
+    from datasets import Dataset
+
+    return Dataset.from_list(make_rows(family, n, seed)).remove_columns(["operands"])

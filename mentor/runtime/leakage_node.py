@@ -53,7 +53,7 @@ async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext
         judge = await run_backend("leakage_checker", state, runtime, group, lambda: {"leaked": False, "reason": ""},
                                   lambda out: {"leaked": _verdict(out["leaked"]),
                                                "reason": str(out.get("reason", ""))})
-        backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks")}
+        backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks", "prompts")}
         if judge["leaked"]:
             detectors, reason = ["llm_judge"], judge["reason"]
     if not detectors:

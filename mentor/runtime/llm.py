@@ -8,26 +8,15 @@ import re
 import warnings
 from contextlib import nullcontext
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Callable
 
-from langchain_core.prompts import ChatPromptTemplate
-
+from mentor.runtime.prompts import load_prompt
 from mentor.runtime.schemas import token_budget, violations
 from mentor.types import InputError
 
 
 class LLMOutputError(ValueError):
     """The model's answer is not the JSON object the node needs."""
-
-
-@lru_cache(maxsize=None)
-def load_prompt(prompts_dir: str, task: str, node: str) -> ChatPromptTemplate:
-    """The prompt of `node`: `<prompts_dir>/<task>/<node>.md` if present, else `<prompts_dir>/<node>.md`."""
-    for path in (Path(prompts_dir) / task / f"{node}.md", Path(prompts_dir) / f"{node}.md"):
-        if path.exists():
-            return ChatPromptTemplate.from_messages([("human", path.read_text())])
-    raise InputError(f"no prompt for node '{node}' in '{prompts_dir}': add {node}.md there, or set prompts_dir")
 
 
 def parse_json(text: str) -> dict[str, Any]:
@@ -86,7 +75,7 @@ def _rejects_response_format(e: Exception) -> bool:
 async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
               chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None,
               timeout_s: float | None = None, schema: dict | None = None, max_tokens: int | None = None,
-              structured: StructuredOutput | None = None) -> dict:
+              structured: StructuredOutput | None = None, sent: list[str] | None = None) -> dict:
     """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
 
     The answer must match `schema` (also the prompt's `{json_schema}` and, while `structured` is on, the constraint
@@ -94,12 +83,15 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
     token budget, so that a constrained answer always closes its JSON.
     Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
     the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
-    Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted."""
+    Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted.
+    The prompt as sent (its messages' text) is appended to `sent`, when given, before the first request."""
     schema = schema or {"type": "object", "properties": {}}
     structured = structured or StructuredOutput(False)
     max_tokens = max(max_tokens or 0, token_budget(schema))
     messages = load_prompt(prompts_dir, task, node).format_messages(
         **variables, json_schema=json.dumps({k: v for k, v in schema.items() if k != "title"}))
+    if sent is not None:
+        sent.append("\n\n".join(str(m.content) for m in messages))
     error: Exception | None = None
     tries = 0
     while tries <= parse_retries:

@@ -22,7 +22,8 @@ def group_of(state: MentorStateBase) -> FailedGroup:
 
 
 def prompt_variables(state: MentorStateBase, group: FailedGroup) -> dict[str, str]:
-    """The `{name}` values every node prompt may use (prompts/README.md lists them)."""
+    """The `{name}` values every node prompt may use: mentor.runtime.prompts.PROMPT_FIELDS less `json_schema`, which
+    the request adds (prompts/README.md says what each holds)."""
     attempts = "\n\n".join(f"Attempt {i + 1} (reward {a.reward}):\n{a.completion}\nVerifier: {json.dumps(a.feedback)}"
                            for i, a in enumerate(group.attempts))
     return {"task": group.task, "problem": group.prompt, "reference": json.dumps(group.reference),
@@ -42,6 +43,7 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
     ctx = context_of(runtime)
     if ctx.mentor.nodes[node] == "rules":
         return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
+    sent: list[str] = []  # the prompt as sent: the trace record keeps it (`prompts`, lifted into the node record)
     try:
         llm = ctx.mentor.llm
         schema = node_schema(node, get_task(group.task).taxonomy, len(group.attempts))
@@ -50,8 +52,9 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
                         prompts_dir=ctx.mentor.prompts_dir, parse_retries=llm.parse_retries,
                         limit=ctx.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
                         schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
-                        structured=ctx.structured or StructuredOutput(llm.structured_output))
-        return {**out, "backend": {node: "llm"}}
+                        structured=ctx.structured or StructuredOutput(llm.structured_output), sent=sent)
+        return {**out, "backend": {node: "llm"}, "prompts": {node: sent[-1]}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
         return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},
-                "fallbacks": [f"{node}: {type(e).__name__}: {str(e)[:300]}"]}
+                "fallbacks": [f"{node}: {type(e).__name__}: {str(e)[:300]}"],
+                **({"prompts": {node: sent[-1]}} if sent else {})}

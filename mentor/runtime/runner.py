@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import os
 import sys
 import threading
@@ -14,9 +13,12 @@ from typing import Any, Callable
 
 from langgraph.pregel import Pregel
 
-from mentor.config import MentorConfig
+from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
 from mentor.runtime.context import MentorContext
+from mentor.runtime.graph_files import import_file, warn_foreign_nodes
 from mentor.runtime.llm import StructuredOutput
+from mentor.runtime.prompts import check_prompts, warn_unread_prompts
+from mentor.runtime.versions import versions
 from mentor.shipped import shipped_folder
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
@@ -24,34 +26,26 @@ from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 def load_graph(spec: str, config: MentorConfig | None = None):
     """The graph named by `path.py:variable` (the langgraph.json convention).
 
-    The variable is a compiled graph, or a function taking the MentorConfig (`build_graph`). A file inside
-    a package (folders with `__init__.py`) is imported as a module of that package, so its relative and
-    absolute imports work as they do for `langgraph dev`.
+    The variable is a compiled graph, or a function taking the MentorConfig (`build_graph`). A relative path is
+    found in the working directory, else among the shipped graphs (`graphs/static_hints/graph.py:graph`); a config
+    file's own relative `graph:` was already made absolute against its folder (`MentorConfig.load`). The file is
+    imported as part of its folder (mentor.runtime.graph_files), so it imports that folder's files, not another
+    copy's; the folder above its package folders goes on sys.path too, for absolute imports of its own package.
     """
-    path_text, _, name = spec.partition(":")
-    path = Path(path_text)
-    if not path.is_absolute() and not path.exists():  # a shipped graph, spelt as in langgraph.json
-        path = shipped_folder("graphs").parent / path_text
-    if not path.exists() or not name:
+    path = resolve_graph_path(spec)
+    name = spec.rpartition(":")[2] if ":" in spec else ""
+    if not path.is_file() or not name:
         raise InputError(f"graph '{spec}': expected 'path/to/file.py:variable' with an existing file")
-    root, parts = path.resolve().parent, [path.stem]
+    root = path.resolve().parent
     while (root / "__init__.py").exists():
-        parts.insert(0, root.name)
         root = root.parent
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
-    module_name = ".".join(parts)
-    loaded = sys.modules.get(module_name)
-    if loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() != path.resolve():
-        # Importing would silently hand back the other file's module (Python caches modules by name).
-        raise InputError(f"graph '{spec}': this file imports as module '{module_name}', which this process "
-                         f"already loaded from {loaded.__file__}. Put the edited copy under a folder of its own "
-                         f"name (e.g. my_graphs/mentor/graph.py, its imports renamed to match), or load only "
-                         f"one of the two in a process")
     try:
-        module = importlib.import_module(module_name)
+        module = import_file(path)
     except Exception as e:  # the file's own fault; the chained traceback shows where
         raise InputError(f"graph '{spec}': importing '{path}' raised {type(e).__name__}: {e}. Fix the file") from e
+    warn_foreign_nodes(module, path)
     if not hasattr(module, name):
         raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
     obj = getattr(module, name)
@@ -65,6 +59,15 @@ def load_graph(spec: str, config: MentorConfig | None = None):
         raise InputError(f"graph '{spec}': {name} is {str(obj)[:80]!r} ({type(obj).__name__}), not a compiled "
                          f"LangGraph graph; point it at a `builder.compile()` result or a function returning one")
     return obj
+
+
+def resolve_graph_path(spec: str) -> Path:
+    """The file of a `path.py:variable` spec: as given if absolute or found from the working directory, else the
+    shipped graph of that relative name."""
+    path = Path(spec.rpartition(":")[0] if ":" in spec else spec)
+    if not path.is_absolute() and not path.exists():  # a shipped graph, spelt as in langgraph.json
+        path = shipped_folder("graphs").parent / path
+    return path
 
 
 _loop: asyncio.AbstractEventLoop | None = None
@@ -105,6 +108,11 @@ class MentorRuntime:
     def __init__(self, config: MentorConfig | dict | str | None = None, chat_model: Any = None):
         self.config = MentorConfig.load(config)
         self.graph = load_graph(self.config.graph, self.config)
+        backends = {n: self.config.nodes.get(n, "rules") for n in self.graph.nodes if n in self.config.nodes}
+        prompts = check_prompts(self.config.prompts_dir, backends)  # a bad prompt fails here, not in a group
+        warn_unread_prompts(self.config.prompts_dir, DEFAULT_PROMPTS_DIR, backends)
+        # What this runtime runs (`describe(runtime.versions)` prints it; the trace store keeps it once per run).
+        self.versions = versions(self.config, self.graph, resolve_graph_path(self.config.graph), prompts)
         self.chat_model = chat_model
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
 
@@ -175,10 +183,12 @@ class MentorRuntime:
                 output = dict(event.get("result") or {})
                 view = _node_view(node_input)
                 own, inherited = _node_input(view, outputs)
+                sent = (output.pop("prompts", None) or {}).get(event["name"])  # an llm node's prompt as sent
                 nodes.append({"node": event["name"], "latency_s": time.perf_counter() - t0,
                               "backend": output.get("backend", {}).get(event["name"], ""),
                               "input": own, "inherited": inherited, "output": _refer(_node_output(output), view),
-                              "error": event.get("error") and str(event["error"])})
+                              "error": event.get("error") and str(event["error"]),
+                              **({"prompt": sent} if isinstance(sent, str) else {})})
                 outputs.append(output)
         result = to_intervention(group, progress.state, nodes)
         # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends
@@ -199,7 +209,7 @@ class _Progress:
 
 def _node_view(node_input: Any) -> dict[str, Any]:
     """A node's input, less the group (the trace keeps it once) and the bookkeeping channels."""
-    return {k: v for k, v in (node_input or {}).items() if k not in ("group", "backend", "fallbacks")}
+    return {k: v for k, v in (node_input or {}).items() if k not in ("group", "backend", "fallbacks", "prompts")}
 
 
 def _node_input(view: dict[str, Any], outputs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[int]]]:

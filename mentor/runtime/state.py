@@ -25,3 +25,4 @@ class MentorStateBase(TypedDict, total=False):
     withheld: bool
     backend: Annotated[dict[str, str], merge]   # node -> backend that produced its output
     fallbacks: Annotated[list[str], operator.add]  # "node: reason" for each llm -> rules fallback
+    prompts: Annotated[dict[str, str], merge]   # llm node -> the prompt as sent (its trace record keeps it)

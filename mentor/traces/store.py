@@ -29,6 +29,7 @@ CREATE TABLE IF NOT EXISTS interventions (
     leaks INTEGER, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS interventions_step ON interventions(step);
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, metrics TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (id INTEGER PRIMARY KEY AUTOINCREMENT, step INTEGER NOT NULL, versions TEXT NOT NULL);
 """
 # The columns readers query: a file whose tables lack one is another program's, refused when opened
 READ_COLUMNS = {"interventions": {"id", "step", "grp", "round", "problem_id", "error_class", "tier", "withheld",
@@ -89,7 +90,7 @@ def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def trace_path(run_dir: str | Path) -> Path:
     """The trace file of a run directory (a trainer's output_dir), or the file itself if given."""
     path = Path(run_dir)
-    return path if path.suffix == ".sqlite" else path / TRACE_FILE
+    return path if path.suffix == ".sqlite" or path.is_file() else path / TRACE_FILE
 
 
 class TraceStore:
@@ -174,6 +175,21 @@ class TraceStore:
 
         self._write(write)
 
+    def record_run(self, step: int, versions: dict[str, Any]) -> None:
+        """Records what a run (or a resumed run, from `step`) ran: its graph and prompt files with their hashes and
+        each node's backend (mentor.runtime.versions), once per run."""
+        self._write(lambda: self.db.execute("INSERT INTO runs (step, versions) VALUES (?, ?)",
+                                            (step, json.dumps(truncate(versions)))))
+
+    def runs(self) -> list[dict[str, Any]]:
+        """What each run that wrote this store ran (`record_run`), oldest first; none for a store older than the
+        table. A row that is not a JSON object is reported (`on_problem`) and skipped."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone():
+            return []
+        return [{"step": row["step"], **value}
+                for row in self.db.execute("SELECT id, step, versions FROM runs ORDER BY id")
+                if (value := self._parsed("runs", row["id"], row["versions"])) is not None]
+
     def drop_from(self, step: int) -> int:
         """Deletes the interventions and step metrics of `step` and later; returns how many interventions.
 
@@ -189,7 +205,7 @@ class TraceStore:
     def _skip(self, table: str, key: int, problem: str) -> None:
         if (table, key) not in self.reported:
             self.reported.add((table, key))
-            column = "id" if table == "interventions" else "step"
+            column = "step" if table == "steps" else "id"
             self.on_problem(f"{self.path}: {table} row {column}={key} {problem}; skipped. Delete it with: "
                             f"sqlite3 {self.path} 'DELETE FROM {table} WHERE {column} = {key}'")
 

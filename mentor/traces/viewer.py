@@ -5,8 +5,8 @@
 and SVG, no library) draws the summary plots, the mentor graph and the intervention list. The page loads
 nothing from the network; its Content-Security-Policy forbids it.
 
-`serve` serves the same page on localhost, plus `/api/interventions?after_id=N` and `/api/steps`, which the
-page polls, so a live run's new interventions appear as the trace store grows.
+`serve` serves the same page on localhost, plus `/api/interventions?after_id=N`, `/api/steps` and `/api/runs`,
+which the page polls, so a live run's new interventions appear as the trace store grows.
 
 Both open a run directory (a trainer's output_dir, read through TraceStore), a `traces.sqlite` file, or the
 JSONL file `mentor diagnose -o` writes.
@@ -168,6 +168,12 @@ class TraceSource:
             return []
         return self._read(lambda store: store.steps())
 
+    def runs(self) -> list[dict[str, Any]]:
+        """What each run that wrote the store ran (graph and prompt files with hashes, backends); none for JSONL."""
+        if self.kind == "jsonl":
+            return []
+        return self._read(lambda store: store.runs())
+
     @property
     def label(self) -> str:
         return str(trace_path(self.path) if self.kind == "run" else self.path)
@@ -198,6 +204,16 @@ def graph_spec(config: Any = None) -> dict[str, Any]:
         }
     except Exception as e:  # the viewer still shows the traces without the drawing
         return {"error": f"{type(e).__name__}: {e}"}
+
+
+def run_graph(runs: list[dict[str, Any]]) -> dict[str, str] | None:
+    """A config naming the graph file the last run recorded (`TraceStore.runs`), if that file is still there; None
+    (the default graph) otherwise."""
+    graph = (runs[-1].get("graph") or {}) if runs else {}
+    file, spec = graph.get("file"), str(graph.get("spec") or "")
+    if isinstance(file, str) and ":" in spec and Path(file).is_file():
+        return {"graph": f"{file}:{spec.rpartition(':')[2]}"}
+    return None
 
 
 # --- the page ---------------------------------------------------------------------------------------------
@@ -232,13 +248,13 @@ _PLACEHOLDER = re.compile(r"\{\{MENTOR_(TITLE|CSS|JS|DATA)\}\}")
 
 def build_html(interventions: list[dict[str, Any]] | list[str], steps: list[dict[str, Any]] | None = None,
                graph: dict[str, Any] | None = None, source: str = "", kind: str = "run", live: bool = False,
-               poll_s: float = 2.0) -> str:
+               poll_s: float = 2.0, runs: list[dict[str, Any]] | None = None) -> str:
     """The viewer page with the given records (dicts, or strict JSON texts of dicts) embedded."""
     meta = {"source": source, "kind": kind, "live": live, "poll_ms": int(poll_s * 1000),
             "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     records = ",".join(r if isinstance(r, str) else to_json(r) for r in interventions)
     data = (f'{{"meta":{to_json(meta)},"graph":{to_json(graph or {})},"steps":{to_json(steps or [])},'
-            f'"interventions":[{records}]}}')
+            f'"runs":{to_json(runs or [])},"interventions":[{records}]}}')
     parts = {
         "TITLE": html.escape(f"MENTOR traces: {Path(source).name or source}" if source else "MENTOR traces"),
         "CSS": (ASSETS / "viewer.css").read_text(encoding="utf-8"),
@@ -254,7 +270,7 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
     """Writes the self-contained page of a run (or JSONL file); returns its path and the record count."""
     traces = TraceSource(source)
     try:
-        records, steps = traces.interventions_json(), traces.steps()
+        records, steps, runs = traces.interventions_json(), traces.steps(), traces.runs()
         label, kind = traces.label, traces.kind
     finally:
         traces.close()
@@ -263,7 +279,8 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
         output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = build_html(records, steps, graph_spec(config), source=label, kind=kind)
+    text = build_html(records, steps, graph_spec(config if config is not None else run_graph(runs)), source=label,
+                      kind=kind, runs=runs)
     output.write_text(text, encoding="utf-8", errors="backslashreplace")  # a lone surrogate becomes \udXXX
     return output, len(records)
 
@@ -271,7 +288,7 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
 # --- the live server --------------------------------------------------------------------------------------
 class TraceServer(ThreadingHTTPServer):
     """`/` is the page, without records: it loads them from `/api/interventions?after_id=N&limit=M` in batches
-    and polls that and `/api/steps`. Binds to localhost unless told otherwise.
+    and polls that, `/api/steps` and `/api/runs`. Binds to localhost unless told otherwise.
 
     Bounds: an answer holds at most MAX_BATCH records and about MAX_ANSWER_CHARS characters (the page asks again
     from the last id it got), so memory does not grow with the store; at most MAX_CONNECTIONS connections are
@@ -423,6 +440,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, "application/json", "[" + ",".join(texts) + "]")
             elif url.path == "/api/steps":
                 self._send(200, "application/json", to_json(self.server.traces.steps()))
+            elif url.path == "/api/runs":
+                self._send(200, "application/json", to_json(self.server.traces.runs()))
             else:
                 self._send(404, "text/plain; charset=utf-8", "not found")
         except ValueError as e:
@@ -485,7 +504,8 @@ def add_traces_command(sub) -> None:
     view = commands.add_parser("view", help="write one self-contained HTML page (no network needed to open it)")
     view.add_argument("run", help=what)
     view.add_argument("-o", "--output", help="HTML file (default: <run>/mentor/traces.html, or FILE.html)")
-    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: graphs/mentor)")
+    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: the graph the run "
+                                       "recorded, else the installed graphs/mentor)")
     view.set_defaults(func=cmd_view)
 
     serve = commands.add_parser("serve", help="serve the viewer on localhost; it refreshes as new traces land")

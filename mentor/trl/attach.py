@@ -3,10 +3,11 @@ training dataset points to, and the install of the generation hook and the callb
 
 from __future__ import annotations
 
-import logging
+import sys
 from typing import TYPE_CHECKING
 
 from mentor.config import MentorConfig
+from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.trl.adapter import check_trl, trainer_kind
@@ -16,8 +17,6 @@ from mentor.types import InputError
 
 if TYPE_CHECKING:
     from mentor.mentor import Mentor
-
-logger = logging.getLogger("mentor")
 
 
 def infer_task(columns: list[str] | None) -> str:
@@ -49,6 +48,42 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
     return task
 
 
+# What TRL passes every reward function besides the dataset's columns, and the column the hook adds.
+REWARD_ARGUMENTS = {"prompts", "completions", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                    "mentor_hint"}
+
+
+def check_reward_columns(reward_funcs: list, columns: list[str] | None, config: MentorConfig) -> None:
+    """Refuses (InputError) a reward function that requires an argument the dataset has no column for: TRL passes
+    columns to rewards under their own names, so `columns: {answer: gold}` renames the mentor's field only, and
+    `math_reward(completions, answer)` would fail at step 1. Says how to pass the column."""
+    import inspect
+
+    if columns is None:
+        return
+    for func in reward_funcs:
+        if not callable(func) or hasattr(func, "forward"):  # a reward model reads no columns
+            continue
+        try:
+            params = inspect.signature(func).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        missing = [p.name for p in params if p.default is inspect.Parameter.empty
+                   and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+                   and p.name not in columns and p.name not in REWARD_ARGUMENTS]
+        if missing:
+            name = getattr(func, "__name__", type(func).__name__)
+            mapped = {f: c for f, c in config.columns.items() if f in missing}
+            fix = (f"TRL passes each dataset column to a reward under the column's own name, so the mentor config's "
+                   f"`columns: {mapped}` does not reach it. Rename the column instead (dataset.rename_column("
+                   f"{next(iter(mapped.values()))!r}, {next(iter(mapped))!r})) and drop that `columns` entry, or "
+                   f"wrap the reward: def my_reward(completions, {next(iter(mapped.values()))}, **kw): return "
+                   f"{name}(completions, {next(iter(mapped.values()))}, **kw)") if mapped else \
+                "add the column(s) to the dataset, or pass a reward that reads the columns it has"
+            raise InputError(f"reward function {name} needs argument(s) {missing}, which the training dataset has "
+                             f"no column for (its columns: {columns}); {fix}")
+
+
 def attach(mentor: Mentor, trainer) -> MentorCallback:
     """Installs the generation hook on `trainer` and registers a MentorCallback serving `mentor`; returns the
     callback."""
@@ -60,8 +95,10 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     off_policy = ""
     if config.strip_hint:
         off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
-    logger.info("mentor attached: task=%s strategy=%s placement=%s mode=%s%s", task.name, config.strategy,
-                config.hint_placement, config.mode, off_policy)
+    if getattr(trainer.args, "process_index", 0) == 0:
+        # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
+        print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "
+              f"mode={config.mode}{off_policy}\n{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
     return callback
 
 
@@ -78,6 +115,7 @@ def checked_task(trainer, config: MentorConfig) -> Task:
     if columns is not None and ("image" in columns or "images" in columns):
         raise NotImplementedError("the mentor does not support image datasets yet")
     task = dataset_task(config, columns)
+    check_reward_columns(getattr(trainer, "reward_funcs", []), columns, config)
     G = trainer.num_generations  # known only now: the config alone cannot check k against it
     if config.strategy == "replace_k" and config.k > G:
         raise InputError(f"k: {config.k} is out of range; replace_k replaces at most the group's "

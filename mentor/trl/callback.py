@@ -70,6 +70,11 @@ class MentorCallback(TrainerCallback, ExportableState):
             except Exception:
                 store.close()
                 raise
+            try:
+                store.record_run(self.first_step, self.mentor.runtime.versions)
+            except Exception:
+                store.close()
+                raise
             if dropped:
                 logger.warning("training starts at step %d: dropped %d intervention(s) of step %d and later "
                                "from %s, which a stopped run wrote after its last checkpoint", self.first_step,

@@ -10,6 +10,7 @@
   var META = DATA.meta || {};
   var records = DATA.interventions || [];
   var steps = DATA.steps || [];
+  var runs = DATA.runs || [];
   var byId = new Map();
   var searchCache = new Map();
   var filtered = [];
@@ -172,6 +173,10 @@
         svg.appendChild(s('rect', { class: 'mark s' + (sr.cls === undefined ? k : sr.cls), x: x.toFixed(2), y: (M.t + ih - bh).toFixed(2),
                                     width: bw.toFixed(2), height: Math.max(bh, 0).toFixed(2), 'data-value': v, 'data-label': labels[i] },
           s('title', { text: sr.name + ' · ' + labels[i] + ': ' + (opts.yFmt ? opts.yFmt(v) : fmtNum(v)) })));
+        if (opts.notes) {  // the value written above the bar, so a bar of 0 reads as a measured 0, not a broken chart
+          if (bh < 1.5) svg.appendChild(s('rect', { class: 'stub s' + (sr.cls === undefined ? k : sr.cls), x: x.toFixed(2), y: (M.t + ih - 1.5).toFixed(2), width: bw.toFixed(2), height: 1.5 }));
+          svg.appendChild(s('text', { class: 'note', x: (x + bw / 2).toFixed(2), y: (M.t + ih - Math.max(bh, 1.5) - 4).toFixed(2), 'text-anchor': 'middle', text: opts.notes[i] }));
+        }
       });
     });
     return svg;
@@ -196,11 +201,14 @@
         d += (d ? 'L' : 'M') + px(x).toFixed(1) + ',' + py(v).toFixed(1);
         pts.push([x, v]);
       });
-      var cls = 's' + (sr.cls === undefined ? k : sr.cls);
-      svg.appendChild(s('path', { class: 'line ' + cls, d: d || 'M0,0', style: 'fill:none' }));
+      // Each earlier series is drawn wider and paler, under the later ones: where two coincide (before = after),
+      // both stay visible, the later one inside the earlier one's band.
+      var cls = 's' + (sr.cls === undefined ? k : sr.cls), below = series.length - 1 - k;
+      var width = 2 + 3.5 * below, radius = 2.5 + 2.5 * below, under = below ? ' under' : '';
+      svg.appendChild(s('path', { class: 'line ' + cls + under, d: d || 'M0,0', style: 'fill:none;stroke-width:' + width }));
       if (pts.length <= 300) {
         pts.forEach(function (p) {
-          svg.appendChild(s('circle', { class: 'mark ' + cls, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: 2.5, 'data-value': p[1] },
+          svg.appendChild(s('circle', { class: 'mark ' + cls + under, cx: px(p[0]).toFixed(1), cy: py(p[1]).toFixed(1), r: radius, 'data-value': p[1] },
             s('title', { text: sr.name + ' · step ' + p[0] + ': ' + yFmt(p[1]) })));
         });
       } else {
@@ -254,7 +262,7 @@
       ? figure('recovery', 'Recovery rate by error class', null,
           barChart(classes.map(function (c) { return c[0]; }),
                    [{ name: 'recovered', cls: 3, values: classes.map(function (c) { return c[1].out ? c[1].rec / c[1].out : 0; }) }],
-                   { yMax: 1, yFmt: pct }))
+                   { yMax: 1, yFmt: pct, notes: classes.map(function (c) { return pct(c[1].out ? c[1].rec / c[1].out : 0) + ' of ' + c[1].out; }) }))
       : figure('recovery', 'Interventions by error class (no re-attempts recorded)', null, classes.length
           ? barChart(classes.map(function (c) { return c[0]; }), [{ name: 'interventions', values: classes.map(function (c) { return c[1].n; }) }])
           : empty('no interventions yet')));
@@ -289,6 +297,36 @@
             { yMin: relyLo - relyPad, yMax: relyHi + relyPad, yFmt: signif })
         : empty('no reliance in this file (off unless the mentor config sets reliance_every)')));
     renderGraph(st);
+    renderRuns();
+  }
+
+  // --- what ran: each run's graph and prompt files, with their hashes (mentor.runtime.versions) ----------------
+  function fileRows(files) {
+    return h('table', { class: 'files' }, h('tbody', null, (files || []).map(function (f) {
+      return h('tr', null, h('td', { class: 'hash', text: String(f.sha256 || '').slice(0, 12), title: f.sha256 || null }),
+               h('td', { class: 'path', text: f.path }));
+    })));
+  }
+
+  function renderRuns() {
+    var box = clear($('runs'));
+    if (!runs.length) {
+      box.appendChild(h('p', { class: 'muted', text: META.kind === 'jsonl'
+        ? 'A JSONL file records no versions; `mentor diagnose` printed them when it ran.'
+        : 'This store records no versions (written before they were recorded).' }));
+      return;
+    }
+    runs.forEach(function (run, i) {
+      var g = run.graph || {}, p = run.prompts || {}, b = run.backends || {};
+      box.appendChild(h('div', { class: 'run' },
+        h('div', { class: 'nh' }, h('b', { text: 'run ' + (i + 1) }), h('span', { class: 'badge', text: 'from step ' + fmtNum(run.step) })),
+        h('div', { class: 'kv' },
+          h('span', { class: 'k', text: 'graph' }), h('span', { class: 'v path', text: g.file ? g.file : g.spec || '-' }),
+          h('span', { class: 'k', text: 'backends' }), h('span', { class: 'v', text: Object.keys(b).map(function (k) { return k + '=' + b[k]; }).join(', ') || '-' }),
+          h('span', { class: 'k', text: 'prompts' }), h('span', { class: 'v path', text: p.dir || '-' })),
+        h('details', { class: 'graph-files' }, h('summary', { text: 'graph files (' + (g.files || []).length + ')' }), fileRows(g.files)),
+        h('details', { class: 'prompt-files' }, h('summary', { text: 'prompt files (' + (p.files || []).length + ')' }), fileRows(p.files))));
+    });
   }
 
   // --- the graph --------------------------------------------------------------------------------------------
@@ -457,7 +495,7 @@
       frag.appendChild(h('tr', { 'data-id': r.id, class: r.id === selectedId ? 'sel' : null, tabindex: 0, onclick: open,
                                  onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
         h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
-        h('td', { class: 'pid', text: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
+        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
         h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint, title: r.hint || null }),
         h('td', null, outcomeBadges(r))));
     });
@@ -534,6 +572,7 @@
         h('div', { class: 'nh' }, h('span', { class: 'muted', text: String(i + 1) + '.' }), h('b', { text: nd.node }),
           h('span', { class: 'latency', text: ms(nd.latency_s) }), h('span', { class: 'badge backend', text: nd.backend || '?' })),
         nd.error ? h('div', { class: 'errorbox', text: nd.error }) : null,
+        typeof nd.prompt === 'string' ? lazyText('prompt sent', nd.prompt) : null,
         lazyJson('input', io[i].input), lazyJson('output', io[i].output));
     })));
     if ((r.fallbacks || []).length) {
@@ -583,6 +622,13 @@
     return det;
   }
 
+  function lazyText(label, text) {
+    var pre = h('pre', { class: 'prompt-sent' });
+    var det = h('details', { class: 'prompt' }, h('summary', { text: label }), pre);
+    det.addEventListener('toggle', function () { if (det.open) pre.textContent = text; });
+    return det;
+  }
+
   // --- live updates (mentor traces serve) -------------------------------------------------------------------
   function maxId() { return records.length ? records[records.length - 1].id : 0; }
 
@@ -596,6 +642,10 @@
       .then(function (items) {
         got = items.length;
         items.forEach(function (r) { if (!byId.has(r.id)) { records.push(r); byId.set(r.id, r); } });
+        return fetch('api/runs', { cache: 'no-store' }).then(function (res) { return res.json(); });
+      })
+      .then(function (newRuns) {
+        if (JSON.stringify(newRuns) !== JSON.stringify(runs)) { runs = newRuns; renderRuns(); }
         return fetch('api/steps', { cache: 'no-store' }).then(function (res) { return res.json(); });
       })
       .then(function (newSteps) {

@@ -1,0 +1,82 @@
+"""The viewer's summary and browse layout in headless Chromium at 1,400 px (tests/chromium.py's window): a run where
+the mentor rescued nothing (collapse 100% before and after, 0% recovery) with long problem ids and a detail open."""
+
+from __future__ import annotations
+
+import pytest
+
+from chromium import Chromium, find_chromium
+from failed_groups import ARITHMETIC
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory) -> str:
+    from mentor.runtime import MentorRuntime
+    from mentor.traces import TraceStore
+    from mentor.traces.viewer import write_html
+    from mentor.types import FailedGroup
+
+    run = tmp_path_factory.mktemp("nothing_rescued")
+    store = TraceStore(run)
+    runtime = MentorRuntime(None)
+    for step in range(3):
+        groups = [FailedGroup.from_dict({**ARITHMETIC, "problem_id": f"gsm8k-a-very-long-problem-identifier-{step}-{g}"})
+                  for g in range(3)]
+        records = [{**iv.to_dict(), "step": step, "group": g, "round": 1, "prompt": group.prompt,
+                    "attempts": [{"completion": a.completion * 30, "reward": 0.0} for a in group.attempts],
+                    "reattempt": [{"completion": "The answer is 0415 " * 20, "reward": 0.0}] * 4, "recovered": False}
+                   for g, (group, iv) in enumerate(zip(groups, runtime.run(groups)))]
+        store.append(step, records, {"mentor/collapse_rate_before": 1.0, "mentor/collapse_rate_after": 1.0})
+    store.close()
+    path, _ = write_html(run)
+    return path.as_uri()
+
+
+@pytest.fixture(scope="module")
+def browser(page):
+    binary = find_chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium), so the layout cannot be checked")
+    browser = Chromium(binary)
+    browser.navigate(page)
+    browser.wait_for("window.mentorReady")
+    yield browser
+    browser.close()
+
+
+def test_before_and_after_at_the_same_value_both_show(browser):
+    # 'before' is drawn under 'after', wider and with larger marks, so at the same value its band stays visible.
+    widths = browser.js("Array.from(document.querySelectorAll('[data-plot=collapse] path.line'))"
+                        ".map(p => [p.getAttribute('class'), parseFloat(getComputedStyle(p).strokeWidth)])")
+    before = [w for cls, w in widths if "s1" in cls]
+    after = [w for cls, w in widths if "s0" in cls]
+    assert before and after and min(before) > max(after) + 2
+    radii = browser.js("['s1', 's0'].map(c => Array.from(document.querySelectorAll("
+                       "'[data-plot=collapse] circle.' + c)).map(e => +e.getAttribute('r')))")
+    assert len(radii[0]) == len(radii[1]) == 3 and min(radii[0]) > max(radii[1])
+
+
+def test_a_zero_recovery_rate_is_drawn_as_a_measured_zero(browser):
+    notes = browser.js("Array.from(document.querySelectorAll('[data-plot=recovery] svg text.note')).map(t => t.textContent)")
+    assert notes == ["0% of 9"]
+    stub = browser.js("(() => { const r = document.querySelector('[data-plot=recovery] svg rect.stub');"
+                      " return r && r.getBoundingClientRect().height; })()")
+    assert stub and stub >= 1
+
+
+def test_at_1400_px_with_a_detail_open_nothing_spills_past_its_card(browser):
+    assert browser.js("innerWidth") == 1400
+    first = browser.js("document.querySelector('#list tbody tr').dataset.id")
+    browser.click(f"#list tbody tr[data-id='{first}']")
+    browser.wait_for("document.getElementById('detail').dataset.id === " + repr(first))
+    spill = browser.js("Array.from(document.querySelectorAll('.panel, figure.plot'))"
+                       ".filter(p => p.scrollWidth > p.clientWidth + 1).map(p => p.id || p.className)")
+    assert spill == []
+    edges = browser.js("(() => { const l = document.querySelector('#list').getBoundingClientRect(),"
+                       " p = document.querySelector('#list').closest('.panel').getBoundingClientRect(),"
+                       " last = document.querySelector('#list tbody tr td:last-child').getBoundingClientRect(),"
+                       " d = document.getElementById('detail').getBoundingClientRect();"
+                       " return [l.right, p.right, last.right, d.right, document.documentElement.clientWidth]; })()")
+    list_right, panel_right, last_cell, detail_right, page_width = edges
+    assert list_right <= panel_right and last_cell <= panel_right and detail_right <= page_width
+    assert browser.js("document.querySelector('#list td.pid').title").startswith("gsm8k-a-very-long-problem")
