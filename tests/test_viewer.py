@@ -247,6 +247,10 @@ def test_serve_answers_the_page_and_the_polling_api(server, live_store, store):
     assert added["step"] == 2 and added["attempts"][0]["reward"] == "-inf"
     assert get_json(server.url + "api/interventions?after_id=0&limit=2") == records[:2]
     assert [s["step"] for s in get_json(server.url + "api/steps")] == [0, 1]
+    assert get_json(server.url + "api/runs") == []  # the page is built once: a run recorded later arrives here
+    versions = {"graph": {"file": "/copy/graphs/mentor/graph.py", "files": []}, "backends": {"hint_composer": "llm"}}
+    live_store.record_run(2, versions)
+    assert get_json(server.url + "api/runs") == [{"step": 2, **versions}]
     for bad in ("nothing", "api/interventions?after_id=x"):
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(server.url + bad, timeout=10)
@@ -619,7 +623,10 @@ def test_serve_refreshes_as_new_traces_land(browser, small_server, live_store, s
     new = [{k: v for k, v in r.items() if k != "id"} for r in store.interventions(step_min=1)]
     live_store.append(2, [{**r, "step": 2} for r in new],
                       {"mentor/collapse_rate_before": 1.0, "mentor/collapse_rate_after": 0.5})
+    live_store.record_run(2, {"graph": {"file": "/copy/graphs/mentor/graph.py"}, "backends": {"hint_composer": "llm"}})
     browser.wait_for("document.getElementById('count').textContent === '6 of 6 interventions'", timeout=10)
+    browser.wait_for("document.getElementById('runs').textContent.includes('/copy/graphs/mentor/graph.py')",
+                     timeout=10)  # "What ran" follows the store: the served page was built before this run
     assert marks(browser, "per-step") == [2, 2, 2]
     assert len(marks(browser, "collapse")) == 6
     assert browser.js("document.getElementById('live').textContent").startswith("live")
