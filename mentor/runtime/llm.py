@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import warnings
 from contextlib import nullcontext
 from functools import lru_cache
@@ -32,7 +31,11 @@ def load_prompt(prompts_dir: str, task: str, node: str) -> ChatPromptTemplate:
 
 def parse_json(text: str) -> dict[str, Any]:
     """The first JSON object in a model's answer, allowing code fences and prose around it."""
-    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    text = text.strip()
+    if text.startswith("```"):  # str methods, not `\s*```$`, which rescanned a run of spaces from each of its starts
+        text = text[3:].removeprefix("json").lstrip()
+    if text.endswith("```"):
+        text = text[:-3].rstrip()
     start = text.find("{")
     if start < 0:
         raise LLMOutputError(f"no JSON object in the answer: {text[:200]!r}")
