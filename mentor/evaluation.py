@@ -317,7 +317,7 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             runtime = runtimes[name]
             with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
                 interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
-                                            on_done=lambda _: bar.update())
+                                            on_done=lambda _: bar.update(), clock="group")
             if on_interventions:
                 on_interventions(name, interventions)
             hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement

@@ -17,6 +17,7 @@ from langgraph.pregel import Pregel
 from mentor.config import MentorConfig
 from mentor.runtime.context import MentorContext
 from mentor.runtime.llm import StructuredOutput
+from mentor.runtime.workers import MIN_THREADS, MentorThreads
 from mentor.shipped import shipped_folder
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
@@ -69,6 +70,7 @@ def load_graph(spec: str, config: MentorConfig | None = None):
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_pid = 0
+_threads: MentorThreads | None = None
 _loop_lock = threading.Lock()
 
 
@@ -77,14 +79,22 @@ def mentor_loop() -> asyncio.AbstractEventLoop:
 
     Every graph run happens on it, so async HTTP clients (whose pooled connections belong to the loop that
     opened them) are reused across training steps, and `run` works from sync code and from inside a running
-    loop (a notebook) alike.
+    loop (a notebook) alike. Its default executor is `mentor_threads()`.
     """
-    global _loop, _loop_pid
+    global _loop, _loop_pid, _threads
     with _loop_lock:
         if _loop is None or _loop_pid != os.getpid():  # a forked child gets its own loop
             _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
+            _threads = MentorThreads(_threads.max_threads if _threads else MIN_THREADS)  # a fork has no threads
+            _loop.set_default_executor(_threads)
             threading.Thread(target=_loop.run_forever, name="mentor-loop", daemon=True).start()
         return _loop
+
+
+def mentor_threads() -> MentorThreads:
+    """The bounded daemon threads of the mentor loop (mentor/runtime/workers.py): rules, leak checks, sync nodes."""
+    mentor_loop()
+    return _threads
 
 
 def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
@@ -95,7 +105,7 @@ def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
 
 
 class MentorRuntime:
-    """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` of the start.
+    """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` (see `arun`).
 
     Args:
         config: the MentorConfig (graph, backends, `max_concurrent_groups`, `timeout_s`).
@@ -107,30 +117,39 @@ class MentorRuntime:
         self.graph = load_graph(self.config.graph, self.config)
         self.chat_model = chat_model
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
+        mentor_threads().reserve(2 * self.config.max_concurrent_groups)  # see MentorThreads.reserve
 
-    def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
-            ) -> list[Intervention]:
-        """One Intervention per group, in input order. Never raises for a group's fault."""
-        return asyncio.run_coroutine_threadsafe(self.arun(groups, on_done), mentor_loop()).result()
+    def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None,
+            clock: str = "run") -> list[Intervention]:
+        """One Intervention per group, in input order. Never raises for a group's fault. See `arun` for `clock`."""
+        return asyncio.run_coroutine_threadsafe(self.arun(groups, on_done, clock), mentor_loop()).result()
 
-    async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
-                   ) -> list[Intervention]:
+    async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None,
+                   clock: str = "run") -> list[Intervention]:
+        """`clock` says when each group's `timeout_s` starts: "run" (training) with the run, waiting for a slot
+        included, so that a slow server holds the whole run, and so the training step, for at most `timeout_s`;
+        "group" (`mentor diagnose`, `mentor eval`) when the group gets its slot, so that no group of a long offline
+        run is cut off for having waited in the queue."""
+        if clock not in ("run", "group"):
+            raise ValueError(f"clock must be 'run' or 'group', got {clock!r}")
         gate = asyncio.Semaphore(self.config.max_concurrent_groups)
         llm_limit = asyncio.Semaphore(self.config.llm.max_concurrent_requests)
+        timeout = self.config.timeout_s
 
         async def in_a_slot(group: FailedGroup, progress: _Progress) -> Intervention:
             async with gate:
+                if clock == "group":
+                    return await asyncio.wait_for(self._invoke(group, llm_limit, progress), timeout)
                 return await self._invoke(group, llm_limit, progress)
 
         async def one(group: FailedGroup) -> Intervention:
-            # Every group's clock starts with the run, waiting for a slot included: a slow server holds the
-            # whole run, and so the training step, for at most `timeout_s`.
             progress = _Progress()
             try:
-                result = await asyncio.wait_for(in_a_slot(group, progress), self.config.timeout_s)
+                result = await (in_a_slot(group, progress) if clock == "group" else
+                                asyncio.wait_for(in_a_slot(group, progress), timeout))
             except asyncio.TimeoutError:
-                result = self._cut(group, progress, f"timeout: no hint within {self.config.timeout_s} s of the "
-                                                     f"run's start")
+                result = self._cut(group, progress, f"timeout: no hint within {timeout} s of the "
+                                                     f"{'group' if clock == 'group' else 'run'}'s start")
             except Exception as e:  # one group's fault never touches another group
                 result = self._cut(group, progress, f"{type(e).__name__}: {e}")
             if on_done:
