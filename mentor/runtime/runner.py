@@ -119,13 +119,19 @@ class MentorRuntime:
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
         mentor_threads().reserve(2 * self.config.max_concurrent_groups)  # see MentorThreads.reserve
 
-    def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None,
+    def run(self, groups: list[FailedGroup], on_done: Callable[[FailedGroup, Intervention], None] | None = None,
             clock: str = "run") -> list[Intervention]:
-        """One Intervention per group, in input order. Never raises for a group's fault. See `arun` for `clock`."""
-        return asyncio.run_coroutine_threadsafe(self.arun(groups, on_done, clock), mentor_loop()).result()
+        """One Intervention per group, in input order. Never raises for a group's fault. `on_done(group,
+        intervention)` is called as each group finishes, on the mentor loop's thread. See `arun` for `clock`."""
+        future = asyncio.run_coroutine_threadsafe(self.arun(groups, on_done, clock), mentor_loop())
+        try:
+            return future.result()
+        except BaseException:  # Ctrl-C in the caller's thread: the loop stops this run's groups too
+            future.cancel()
+            raise
 
-    async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None,
-                   clock: str = "run") -> list[Intervention]:
+    async def arun(self, groups: list[FailedGroup],
+                   on_done: Callable[[FailedGroup, Intervention], None] | None = None, clock: str = "run") -> list[Intervention]:
         """`clock` says when each group's `timeout_s` starts: "run" (training) with the run, waiting for a slot
         included, so that a slow server holds the whole run, and so the training step, for at most `timeout_s`;
         "group" (`mentor diagnose`, `mentor eval`) when the group gets its slot, so that no group of a long offline
@@ -153,7 +159,7 @@ class MentorRuntime:
             except Exception as e:  # one group's fault never touches another group
                 result = self._cut(group, progress, f"{type(e).__name__}: {e}")
             if on_done:
-                on_done(result)
+                on_done(group, result)
             return result
 
         return list(await asyncio.gather(*(one(g) for g in groups)))

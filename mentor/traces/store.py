@@ -190,6 +190,9 @@ class TraceStore:
         except (TypeError, ValueError) as e:
             self._skip(table, key, f"is not JSON ({e})")
             return None
+        except RecursionError:
+            self._skip(table, key, "is JSON nested too deeply to read")
+            return None
         if not isinstance(value, dict):
             self._skip(table, key, f"is JSON but not an object ({type(value).__name__})")
             return None
