@@ -13,6 +13,7 @@ from typing import Any, Callable
 from langchain_core.prompts import ChatPromptTemplate
 
 from mentor.runtime.schemas import token_budget, violations
+from mentor.text import invalid_text
 from mentor.types import InputError
 
 
@@ -131,6 +132,10 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
             cut = (getattr(answer, "response_metadata", None) or {}).get("finish_reason") == "length"
             if constrained and structured.enabled and (not cut or not text.lstrip().startswith("{")):
                 structured.turn_off(f"the server ignored response_format (the {node} answer: {e})")
+            continue
+        where = invalid_text(out)
+        if where:  # JSON's "\ud800" escape: a string no tokenizer or file accepts. Unusable, as malformed JSON is
+            error = LLMOutputError(f"{where} holds a lone surrogate, which is not text")
             continue
         try:
             return validate(out)

@@ -19,6 +19,7 @@ from mentor.runtime.context import MentorContext
 from mentor.runtime.llm import StructuredOutput
 from mentor.runtime.workers import MIN_THREADS, MentorThreads
 from mentor.shipped import shipped_folder
+from mentor.text import invalid_text, repaired
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -180,7 +181,7 @@ class MentorRuntime:
         elif not progress.nodes and not progress.state:
             reason += f"; it never got one of the max_concurrent_groups = {self.config.max_concurrent_groups} slots"
         result.error = reason
-        return result
+        return checked_text(result)
 
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
         context = MentorContext(self.config, self.chat_model, llm_limit, self.structured)
@@ -209,7 +210,7 @@ class MentorRuntime:
         # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends
         # at the gate, with no composer to send a leaked draft back to.
         result.withheld = result.withheld or not result.hint
-        return result
+        return checked_text(result)
 
 
 @dataclass
@@ -277,6 +278,21 @@ def _node_output(output: dict[str, Any]) -> dict[str, Any]:
     attempts = [{k: v for k, v in a.items() if k not in ("completion", "reward")} if isinstance(a, dict) else a
                 for a in group.get("attempts") or []]
     return {**output, "group": {**rest, "attempts": attempts}}
+
+
+def checked_text(result: Intervention) -> Intervention:
+    """The intervention with every string its nodes returned checked (mentor/text.py): a hint that is not text is
+    refused (no hint, an `error`, counted in `mentor/failures`), and each other string that is not is repaired, so
+    that neither a tokenizer nor the trace store ever sees one."""
+    where = invalid_text(result.hint, "hint")
+    if where:
+        result.hint = None
+        result.error = (f"{where} holds a lone surrogate, which is not text; the hint is refused"
+                        + (f" ({result.error})" if result.error else ""))
+    result.diagnosis = Diagnosis(**repaired(vars(result.diagnosis)))
+    for name in ("problem_id", "task", "leak", "latency_s", "backend", "fallbacks", "error", "nodes"):
+        setattr(result, name, repaired(getattr(result, name)))
+    return result
 
 
 def to_intervention(group: FailedGroup, state: dict[str, Any], nodes: list[dict[str, Any]]) -> Intervention:
