@@ -138,3 +138,42 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_line_and_field(tmp_path
     assert code == 0 and f"failures.jsonl:2: {message}" in err and "skipped" in err
     written = [json.loads(x) for x in out.read_text().splitlines()]
     assert [w["problem_id"] for w in written] == ["add-1", "add-2"] and all(w["error"] is None for w in written)
+
+
+def lab_rows(*ids: str) -> str:
+    """The lab policy's own collapsed groups (arithmetic), renamed so that tests/stalling_graph.py stalls them."""
+    from mentor.lab.failures import failure_rows
+
+    return "".join(json.dumps({**r, "problem_id": pid}) + "\n" for r, pid in zip(failure_rows(n=len(ids), seed=0), ids))
+
+
+def test_eval_starts_each_groups_deadline_with_the_group(tmp_path):
+    # One slot, three groups of 0.4 s each, timeout_s 1: the last waits 0.8 s for the slot, and is not cut off.
+    (tmp_path / "f.jsonl").write_text(lab_rows("slow-1", "slow-2", "slow-3"))
+    (tmp_path / "cfg.yaml").write_text(f"graph: {GRAPH}\ntimeout_s: 1\nmax_concurrent_groups: 1\n")
+    assert main(["eval", str(tmp_path / "f.jsonl"), "--policy", "lab", "--config", f"slow={tmp_path / 'cfg.yaml'}",
+                 "--samples", "2", "-o", str(tmp_path / "r.json"), "--threads", "1"]) == 0
+    assert json.loads((tmp_path / "r.json").read_text())["configs"]["slow"]["failures"] == 0
+
+
+def test_ctrl_c_in_eval_keeps_the_finished_rows_and_says_which(tmp_path):
+    # The row `none` finishes; the row `stall` never does (a sync node stuck, timeout_s 600): SIGINT then.
+    (tmp_path / "f.jsonl").write_text(lab_rows("add-1", "stuck-1"))
+    (tmp_path / "cfg.yaml").write_text(f"graph: {GRAPH}\ntimeout_s: 600\n")
+    out, partial = tmp_path / "r.json", tmp_path / "r.json.partial"
+    proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "eval", "f.jsonl", "--policy", "lab", "--config",
+                             "stall=cfg.yaml", "--samples", "2", "-o", "r.json", "--threads", "1"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"})
+    try:
+        deadline = time.monotonic() + 120  # a hang guard
+        while not partial.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)  # into the stuck row's graph run
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    assert "interrupted: 1 of 2 rows finished (none); their figures are in r.json.partial" in err, err
+    assert not out.exists() and list(json.loads(partial.read_text())["configs"]) == ["none"]
