@@ -32,10 +32,11 @@ HINT_RUN = 3_900  # in a hint: the leakage checker flags a longer one `hint_too_
 GUARD_S = 4.0  # a hang guard, far above what a linear pattern needs on RUN characters (SCALE x it on SCALE x RUN)
 
 RUNS = [" ", "\t", "\n", " \n", "\r\n", ".", ",", ";", "$", "{", "}", "(", "()", "`", "```\n", "-", "=", "1,", "1 ",
-        "2^", "1+", "\\boxed{", "<think>", "answer is ", "#", "x=", "*"]
+        "2^", "1+", "\\boxed{", "<think>", "answer is ", "#", "x=", "*", "n-1", "\\frac{", "(n", "three "]
 AROUND = [("The answer is 5", "x"), ("x\n", "y"), ("\\boxed{", "}"), ("```python\n", "")]
 
 MATH_REF = {"answer": "4", "solution": "Let x = 2.\nThen 2*2 = 4, so the answer is 4."}
+SYMBOLIC_REF = {"answer": "2^(n-1)", "solution": "Let a_n count them.\nThen a_(n+1) = 2 a_n, so a_n = 2^(n-1)."}
 ARITH_REF = {"answer": "0579", "operands": [123, 456]}
 CODE_REF = {"test": "def check(candidate):\n    assert candidate(1) == 2\n", "entry_point": "f",
             "prompt": "def f(x):\n", "canonical_solution": "    return x + 1\n"}
@@ -54,6 +55,8 @@ FUNCTIONS = {  # name -> a call on model text
     "math.feedback": lambda t: MATH.feedback(t, MATH_REF),
     "math.classify": lambda t: MATH.classify(Attempt(t), MATH_REF),
     "math.leak_check": lambda t: check_leak(t, MATH_REF, MATH, problem="What is 2+2?"),
+    "math.feedback(symbolic)": lambda t: MATH.feedback(t, SYMBOLIC_REF),
+    "math.leak_check(symbolic)": lambda t: check_leak(t, SYMBOLIC_REF, MATH, problem="Count the strings."),
     "answer_and_extraction": answer_and_extraction,
     "boxed_contents": boxed_contents,
     "numbers_in": numbers_in,
@@ -94,7 +97,7 @@ def _timed(name: str, call, text: str, guard_s: float, what: str) -> float:
     return time.perf_counter() - t0
 
 
-HINTS = {"math.leak_check", "arithmetic.leak_check", "code.leak_check"}
+HINTS = {"math.leak_check", "math.leak_check(symbolic)", "arithmetic.leak_check", "code.leak_check"}
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
