@@ -15,6 +15,7 @@ import pytest
 
 from failed_groups import ARITHMETIC
 from mentor.cli import main
+from mentor.output import write_atomically
 from mentor.traces.jsonl import write_interventions
 from mentor.types import FailedGroup, Intervention
 
@@ -69,14 +70,27 @@ def test_a_finished_run_replaces_the_output_whole_and_leaves_no_partial_file(tmp
     assert not (tmp_path / "out.jsonl.partial").exists()
 
 
-def test_an_output_that_fails_to_serialise_leaves_the_existing_file_as_it_was(tmp_path):
+def test_an_output_that_fails_while_written_leaves_the_existing_file_as_it_was(tmp_path):
     out = tmp_path / "out.jsonl"
     out.write_text("keep me\n")
-    good = Intervention("add-1")
-    bad = Intervention("add-2", nodes=[{"output": {1, 2}}])  # a set: not JSON
-    with pytest.raises(TypeError):
-        write_interventions(out, [FailedGroup.from_dict(json.loads(row(p))) for p in ("add-1", "add-2")], [good, bad])
+
+    def lines():
+        yield "a first line\n"
+        raise RecursionError("a line too deep to write")
+
+    with pytest.raises(RecursionError):
+        write_atomically(out, lines())
     assert out.read_text() == "keep me\n" and list(tmp_path.iterdir()) == [out]  # no temporary file left either
+
+
+def test_an_intervention_json_cannot_write_becomes_a_line_naming_the_fault(tmp_path):
+    groups = [FailedGroup.from_dict(json.loads(row(p))) for p in ("add-1", "add-2")]
+    write_interventions(tmp_path / "out.jsonl", groups, [Intervention("add-1", hint="h"),
+                                                        Intervention("add-2", nodes=[{"output": {1, 2}}])])  # a set
+    good, bad = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert good["hint"] == "h" and bad["problem_id"] == "add-2" and bad["hint"] is None
+    assert bad["error"].startswith("the intervention could not be written as JSON: TypeError")
+    assert bad["prompt"] == ARITHMETIC["prompt"] and len(bad["attempts"]) == 3
 
 
 def nested(depth: int) -> str:

@@ -71,9 +71,15 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
 
 def intervention_line(group: FailedGroup, intervention: Intervention) -> str:
     """One JSONL line: the intervention with the problem and its attempts, as training traces hold them, so
-    `mentor traces view FILE` pages it."""
+    `mentor traces view FILE` pages it. An intervention JSON cannot write (a value an edited graph put in its state,
+    nesting past Python's recursion limit) becomes a line naming the fault, so the other lines are still written."""
     attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
-    return json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts})
+    try:
+        return json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts})
+    except (TypeError, ValueError, RecursionError) as e:
+        return json.dumps({"problem_id": group.problem_id, "task": group.task, "hint": None, "prompt": group.prompt,
+                           "attempts": attempts, "error": f"the intervention could not be written as JSON: "
+                                                          f"{type(e).__name__}: {str(e)[:300]}"})
 
 
 def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
