@@ -16,6 +16,8 @@ REPLACEMENT = "\ufffd"
 def invalid_text(value: Any, where: str = "") -> str | None:
     """Where the first string in `value` (a string, or dicts and lists of them, keys included) holds a lone
     surrogate, as a path such as `hint` or `nodes[2].output.root_cause` (`where` is the prefix); None if none does."""
+    if not _holds_surrogate(value):  # the common case, walked without building paths
+        return None
     stack = [(where, value)]
     while stack:
         path, v = stack.pop()
@@ -33,10 +35,26 @@ def invalid_text(value: Any, where: str = "") -> str | None:
     return None
 
 
+def _holds_surrogate(value: Any) -> bool:
+    """Whether any string in `value` (keys included) holds a lone surrogate: the strings gathered, then one search
+    over them all (a search per string cost more than the walk; JSON's C encoder as the walker, more again)."""
+    texts, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            texts.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return _SURROGATE.search("".join(texts)) is not None
+
+
 def repaired(value: Any) -> Any:
     """`value` with each lone surrogate in its strings (dict keys included) replaced by U+FFFD; the same object when
     it holds none."""
-    return value if invalid_text(value) is None else _repair(value)
+    return _repair(value) if _holds_surrogate(value) else value
 
 
 def _repair(value: Any) -> Any:
