@@ -66,12 +66,12 @@ def input_files(path: Path) -> list[Path]:
 def check_output(out: Path, flag: str = "-o", inputs: list[Path] = ()) -> None:
     """Refuses (InputError, naming `flag`, the option that gave the path) an output path that cannot become a file:
     a folder, under a file or a folder this process cannot write, or one of the `inputs` files (or a link to one)."""
+    if out.is_dir():
+        raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
     for source in (f for path in inputs for f in input_files(Path(path))):
         if out.resolve() == source.resolve() or out.exists() and source.exists() and os.path.samefile(out, source):
             raise InputError(f"{flag} {out} is the input file {source}: writing it would destroy what is being "
                              f"read. Give another output path")
-    if out.is_dir():
-        raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
     folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
         why = "a file, not a folder" if not folder.is_dir() else "no write permission"
