@@ -44,22 +44,37 @@ def summarise(interventions: list[Intervention], structured=None) -> str:
 
 
 def cmd_diagnose(args) -> int:
+    """Each intervention goes to `-o`.partial as it finishes; `-o` is written whole at the end (mentor/output.py), so
+    Ctrl-C keeps what finished and an existing `-o` is never half-replaced."""
     from tqdm import tqdm
 
     from mentor.mentor import Mentor
+    from mentor.output import ResultLines
     from mentor.runtime.versions import describe
-    from mentor.traces.jsonl import write_interventions
+    from mentor.traces.jsonl import intervention_line
 
-    out = Path(args.output)
-    check_output(out)  # before any group runs, not after
-    groups, problems = read_failures(args.failures)
+    out, failures = Path(args.output), Path(args.failures)
+    check_output(out, inputs=[failures])  # before any group runs, not after
+    groups, problems = read_failures(failures)
     for problem in problems:
         print(problem, file=sys.stderr)
     mentor = Mentor.from_config(args.config)
     print(describe(mentor.runtime.versions), file=sys.stderr)  # which graph, prompts and backends run
-    with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
-        interventions = mentor.diagnose(groups, on_done=lambda _: bar.update())
-    write_interventions(out, groups, interventions)
+    results = ResultLines(out)
+
+    def done(group, intervention) -> None:
+        results.add(intervention_line(group, intervention))
+        bar.update()
+
+    try:
+        with tqdm(total=len(groups), desc="diagnosing", unit="group") as bar:
+            interventions = mentor.runtime.run(groups, done, clock="group")  # what Mentor.diagnose does
+    except KeyboardInterrupt:
+        kept = results.stop()
+        print(f"mentor: interrupted: {kept} of {len(groups)} groups finished; their interventions are in "
+              f"{results.partial} ({out} is left as it was)", file=sys.stderr)
+        return 130
+    results.complete(intervention_line(g, i) for g, i in zip(groups, interventions))
     print(summarise(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0
@@ -161,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"mentor: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before any result: nothing to keep (the commands keep theirs themselves)
+        print("mentor: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

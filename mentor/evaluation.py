@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from mentor.output import partial_path, write_atomically
 from mentor.types import FailedGroup, InputError, Intervention
 
 BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.sampling.completions)
@@ -254,11 +255,13 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
 def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
              temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
              annotated: list[list[int | None]] | None = None,
-             on_interventions: Callable[[str, list[Intervention]], None] | None = None) -> dict[str, Any]:
+             on_interventions: Callable[[str, list[Intervention]], None] | None = None,
+             on_row: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
     first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
-    interventions)` is called once a row's graph has run, before its sampling."""
+    interventions)` is called once a row's graph has run, before its sampling; `on_row(name, figures)` once a row is
+    done."""
     from tqdm.auto import tqdm
 
     from mentor.tasks import get_task
@@ -276,7 +279,7 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             runtime = runtimes[name]
             with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
                 interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
-                                            on_done=lambda _: bar.update())
+                                            on_done=lambda *_: bar.update(), clock="group")
             if on_interventions:
                 on_interventions(name, interventions)
             hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
@@ -315,6 +318,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             "sample_s": round(sample_s, 3),
         }
         rescued_by[name] = rescued
+        if on_row:
+            on_row(name, report["configs"][name])
     best = max(report["configs"], key=lambda n: report["configs"][n]["rescue_rate"])  # ties: the first row
     report["oracle"] = {"rescue_rate": sum(map(any, zip(*rescued_by.values()))) / len(groups),
                         "best_single": best, "best_single_rate": report["configs"][best]["rescue_rate"]}
@@ -365,10 +370,12 @@ row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%.</p>
 <table><tr><th>config</th>{''.join(f'<th>{k}</th>' for k in keys)}</tr>{table}</table>
 <h2>Rescue rate</h2><table>{bars}</table><h2>Per error class</h2>{per_class}{diagnosis}</body></html>
 """
-    path.write_text(page)
+    write_atomically(path, [page])
 
 
 def cmd_eval(args) -> int:
+    """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
+    (mentor/output.py), so Ctrl-C keeps the rows that finished."""
     from mentor.failures import check_output, read_failures
     from mentor.lab.pretrain import torch_threads
     from mentor.runtime.versions import describe
@@ -376,9 +383,10 @@ def cmd_eval(args) -> int:
 
     out, html = Path(args.output), Path(args.html) if args.html else None
     kept = Path(args.interventions) if args.interventions else None
-    for flag, path in (("-o", out), ("--html", html)):
+    failures = Path(args.failures)
+    for flag, path, inputs in (("-o", out, [failures]), ("--html", html, [failures, out])):
         if path:
-            check_output(path, flag)
+            check_output(path, flag, inputs)
     for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
         if value < 1:
             raise InputError(f"{flag} {value}: must be at least 1")
@@ -394,18 +402,31 @@ def cmd_eval(args) -> int:
     for name, runtime in runtimes.items():  # which graph, prompts and backends each row runs
         print(f"[{name}] " + describe(runtime.versions).replace("\n", f"\n[{name}] "), file=sys.stderr)
     for name in runtimes if kept else ():
-        check_output(kept / f"{name}.jsonl", "--interventions")
+        check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
     policy = load_policy(args.policy)
 
     def keep(name: str, interventions: list[Intervention]) -> None:
         write_interventions(kept / f"{name}.jsonl", groups, interventions)
 
-    with torch_threads(args.threads):
-        report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens, args.seed,
-                          annotated, keep if kept else None)
+    finished: dict[str, Any] = {}
+
+    def row_done(name: str, row: dict[str, Any]) -> None:
+        finished[name] = row
+        write_atomically(partial_path(out), [json.dumps({"policy": policy.name, "configs": finished,
+                                                         "skipped": skipped}, indent=2)])
+
+    try:
+        with torch_threads(args.threads):
+            report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens,
+                              args.seed, annotated, keep if kept else None, row_done)
+    except KeyboardInterrupt:
+        print(f"mentor: interrupted: {len(finished)} of {len(runtimes) + 1} rows finished"
+              + (f" ({', '.join(finished)}); their figures are in {partial_path(out)}" if finished else "")
+              + f" ({out} is left as it was)", file=sys.stderr)
+        return 130
     report["skipped"] = skipped
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2))
+    write_atomically(out, [json.dumps(report, indent=2)])
+    partial_path(out).unlink(missing_ok=True)
     if html:
         write_html(report, html)
     print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'withheld':>10}"

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from mentor.tasks import get_task
+from mentor.text import invalid_text
 from mentor.traces.jsonl import parse_lines
 from mentor.types import FailedGroup, InputError
 
@@ -101,6 +102,10 @@ def checked_group(row) -> FailedGroup:
     lacks a field the task needs or holds one of the wrong type, so the line is reported rather than becoming a
     failed intervention."""
     group = FailedGroup.from_dict(row)
+    where = invalid_text(row)
+    if where:
+        raise InputError(f"{where} holds a lone surrogate (a \\ud800-\\udfff escape alone), which is not text; fix "
+                         f"the field")
     missing = get_task(group.task).missing_reference(group.reference)
     if missing:
         raise InputError(f"reference lacks {', '.join(map(repr, missing))}, which the {group.task} task needs")
@@ -114,11 +119,22 @@ def checked_group(row) -> FailedGroup:
     return group
 
 
-def check_output(out: Path, flag: str = "-o") -> None:
+def input_files(path: Path) -> list[Path]:
+    """The files an input argument reads: the path, and a run directory's trace store."""
+    from mentor.traces import trace_path
+
+    return [path, trace_path(path)] if path.is_dir() else [path]
+
+
+def check_output(out: Path, flag: str = "-o", inputs: list[Path] = ()) -> None:
     """Refuses (InputError, naming `flag`, the option that gave the path) an output path that cannot become a file:
-    a folder, or under a file or a folder this process cannot write."""
+    a folder, under a file or a folder this process cannot write, or one of the `inputs` files (or a link to one)."""
     if out.is_dir():
         raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
+    for source in (f for path in inputs for f in input_files(Path(path))):
+        if out.resolve() == source.resolve() or out.exists() and source.exists() and os.path.samefile(out, source):
+            raise InputError(f"{flag} {out} is the input file {source}: writing it would destroy what is being "
+                             f"read. Give another output path")
     folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
         why = "a file, not a folder" if not folder.is_dir() else "no write permission"

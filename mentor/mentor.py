@@ -42,8 +42,8 @@ class Mentor:
     def diagnose(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
                  ) -> list[Intervention]:
         """Runs stored failed groups through the graph (what `mentor diagnose` does); `on_done` is called with each
-        intervention as it finishes."""
-        return self.runtime.run(groups, on_done)
+        intervention as it finishes. Each group's `timeout_s` starts when the group does, not with the run."""
+        return self.runtime.run(groups, on_done and (lambda _, intervention: on_done(intervention)), clock="group")
 
     def attach(self, trainer) -> MentorCallback:
         """Installs the generation hook on `trainer` and registers a MentorCallback; returns the callback."""

@@ -66,7 +66,11 @@ class FailedGroup:
             if not isinstance(reward, (int, float)) or isinstance(reward, bool):
                 raise InputError(f"attempts[{i}].reward must be a number (what the reward functions gave), "
                                  f"got {reward!r}")
-            attempts.append(Attempt(a["completion"], float(reward), a.get("feedback")))
+            feedback = a.get("feedback")
+            if feedback is not None and not isinstance(feedback, dict):  # the rules read its fields
+                raise InputError(f"attempts[{i}].feedback must be a JSON object (the verifier's feedback) or null, "
+                                 f"got {type(feedback).__name__}")
+            attempts.append(Attempt(a["completion"], float(reward), feedback))
         hints = row.get("previous_hints") or []  # null counts as none, as before
         if not isinstance(hints, list):
             raise InputError(f"field 'previous_hints' must be a list of {{\"tier\", \"hint\"}} objects, "
@@ -76,6 +80,9 @@ class FailedGroup:
             if not isinstance(tier, int) or isinstance(tier, bool):  # the composer compares tiers
                 raise InputError(f"previous_hints[{i}] must be a JSON object {{\"tier\": <integer>, \"hint\": "
                                  f"<text>}}, got {h!r}")
+            if not isinstance(h.get("hint", ""), str):  # the composer reads it as text
+                raise InputError(f"previous_hints[{i}].hint must be a string (the hint's text), "
+                                 f"got {type(h['hint']).__name__}")
         return cls(row["problem_id"], row["task"], row["prompt"], dict(row["reference"]), attempts, list(hints))
 
     def to_dict(self) -> dict[str, Any]:

@@ -88,8 +88,10 @@ def _function(name: str, a: _Cost) -> _Cost:
     return _opaque(64, True)  # sin, log, sum, ...: an atom, a float at most when evaluated
 
 
+# The last group takes any character, a newline too: with `.`, a run of newlines failed at every start after `\s*`
+# had rescanned the rest of it (quadratic); now it ends in one match, a blank `other`, which is skipped.
 _COST_TOK = re.compile(r"\s*(?:(\d+(?:\.\d*)?|\.\d+)|\\([A-Za-z]+)|(C|binom|sqrt|floor|ceil|%s)(?=\s*\()"
-                       r"|([^\W\d_]+)|(\*\*|[-+*/^_!%%±()\[\]|'])|(.))" % FUNCTION_NAMES)
+                       r"|([^\W\d_]+)|(\*\*|[-+*/^_!%%±()\[\]|'])|([\s\S]))" % FUNCTION_NAMES)
 _OPAQUE_FN = {"sum", "prod", "int", "lim", "sinh", "cosh", "tanh", "arcsin", "arccos", "arctan", "sec", "csc", "cot"}
 _BINDING = {"sep": 1, "choose": 2, "+": 3, "-": 3, "±": 3, "*": 4, "/": 4, "i": 4, "^": 6, "_": 6}
 

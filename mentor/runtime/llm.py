@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import warnings
 from contextlib import nullcontext
 from functools import lru_cache
@@ -12,6 +11,7 @@ from typing import Any, Callable
 
 from mentor.runtime.prompts import load_prompt
 from mentor.runtime.schemas import token_budget, violations
+from mentor.text import invalid_text
 from mentor.types import InputError
 
 
@@ -21,7 +21,11 @@ class LLMOutputError(ValueError):
 
 def parse_json(text: str) -> dict[str, Any]:
     """The first JSON object in a model's answer, allowing code fences and prose around it."""
-    text = re.sub(r"^```(?:json)?\s*|\s*```$", "", text.strip())
+    text = text.strip()
+    if text.startswith("```"):  # str methods, not `\s*```$`, which rescanned a run of spaces from each of its starts
+        text = text[3:].removeprefix("json").lstrip()
+    if text.endswith("```"):
+        text = text[:-3].rstrip()
     start = text.find("{")
     if start < 0:
         raise LLMOutputError(f"no JSON object in the answer: {text[:200]!r}")
@@ -120,6 +124,10 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
             cut = (getattr(answer, "response_metadata", None) or {}).get("finish_reason") == "length"
             if constrained and structured.enabled and (not cut or not text.lstrip().startswith("{")):
                 structured.turn_off(f"the server ignored response_format (the {node} answer: {e})")
+            continue
+        where = invalid_text(out)
+        if where:  # JSON's "\ud800" escape: a string no tokenizer or file accepts. Unusable, as malformed JSON is
+            error = LLMOutputError(f"{where} holds a lone surrogate, which is not text")
             continue
         try:
             return validate(out)

@@ -19,7 +19,9 @@ from mentor.runtime.graph_files import import_file, warn_foreign_nodes
 from mentor.runtime.llm import StructuredOutput
 from mentor.runtime.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.versions import versions
+from mentor.runtime.workers import MIN_THREADS, MentorThreads
 from mentor.shipped import shipped_folder
+from mentor.text import invalid_text, repaired
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -72,6 +74,7 @@ def resolve_graph_path(spec: str) -> Path:
 
 _loop: asyncio.AbstractEventLoop | None = None
 _loop_pid = 0
+_threads: MentorThreads | None = None
 _loop_lock = threading.Lock()
 
 
@@ -80,14 +83,22 @@ def mentor_loop() -> asyncio.AbstractEventLoop:
 
     Every graph run happens on it, so async HTTP clients (whose pooled connections belong to the loop that
     opened them) are reused across training steps, and `run` works from sync code and from inside a running
-    loop (a notebook) alike.
+    loop (a notebook) alike. Its default executor is `mentor_threads()`.
     """
-    global _loop, _loop_pid
+    global _loop, _loop_pid, _threads
     with _loop_lock:
         if _loop is None or _loop_pid != os.getpid():  # a forked child gets its own loop
             _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
+            _threads = MentorThreads(_threads.max_threads if _threads else MIN_THREADS)  # a fork has no threads
+            _loop.set_default_executor(_threads)
             threading.Thread(target=_loop.run_forever, name="mentor-loop", daemon=True).start()
         return _loop
+
+
+def mentor_threads() -> MentorThreads:
+    """The bounded daemon threads of the mentor loop (mentor/runtime/workers.py): rules, leak checks, sync nodes."""
+    mentor_loop()
+    return _threads
 
 
 def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
@@ -98,7 +109,7 @@ def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
 
 
 class MentorRuntime:
-    """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` of the start.
+    """Runs the mentor graph over failed groups: concurrently, each group done within `timeout_s` (see `arun`).
 
     Args:
         config: the MentorConfig (graph, backends, `max_concurrent_groups`, `timeout_s`).
@@ -115,34 +126,49 @@ class MentorRuntime:
         self.versions = versions(self.config, self.graph, resolve_graph_path(self.config.graph), prompts)
         self.chat_model = chat_model
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
+        mentor_threads().reserve(2 * self.config.max_concurrent_groups)  # see MentorThreads.reserve
 
-    def run(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
-            ) -> list[Intervention]:
-        """One Intervention per group, in input order. Never raises for a group's fault."""
-        return asyncio.run_coroutine_threadsafe(self.arun(groups, on_done), mentor_loop()).result()
+    def run(self, groups: list[FailedGroup], on_done: Callable[[FailedGroup, Intervention], None] | None = None,
+            clock: str = "run") -> list[Intervention]:
+        """One Intervention per group, in input order. Never raises for a group's fault. `on_done(group,
+        intervention)` is called as each group finishes, on the mentor loop's thread. See `arun` for `clock`."""
+        future = asyncio.run_coroutine_threadsafe(self.arun(groups, on_done, clock), mentor_loop())
+        try:
+            return future.result()
+        except BaseException:  # Ctrl-C in the caller's thread: the loop stops this run's groups too
+            future.cancel()
+            raise
 
-    async def arun(self, groups: list[FailedGroup], on_done: Callable[[Intervention], None] | None = None
-                   ) -> list[Intervention]:
+    async def arun(self, groups: list[FailedGroup],
+                   on_done: Callable[[FailedGroup, Intervention], None] | None = None, clock: str = "run") -> list[Intervention]:
+        """`clock` says when each group's `timeout_s` starts: "run" (training) with the run, waiting for a slot
+        included, so that a slow server holds the whole run, and so the training step, for at most `timeout_s`;
+        "group" (`mentor diagnose`, `mentor eval`) when the group gets its slot, so that no group of a long offline
+        run is cut off for having waited in the queue."""
+        if clock not in ("run", "group"):
+            raise ValueError(f"clock must be 'run' or 'group', got {clock!r}")
         gate = asyncio.Semaphore(self.config.max_concurrent_groups)
         llm_limit = asyncio.Semaphore(self.config.llm.max_concurrent_requests)
+        timeout = self.config.timeout_s
 
         async def in_a_slot(group: FailedGroup, progress: _Progress) -> Intervention:
             async with gate:
+                if clock == "group":
+                    return await asyncio.wait_for(self._invoke(group, llm_limit, progress), timeout)
                 return await self._invoke(group, llm_limit, progress)
 
         async def one(group: FailedGroup) -> Intervention:
-            # Every group's clock starts with the run, waiting for a slot included: a slow server holds the
-            # whole run, and so the training step, for at most `timeout_s`.
             progress = _Progress()
             try:
-                result = await asyncio.wait_for(in_a_slot(group, progress), self.config.timeout_s)
+                result = await (in_a_slot(group, progress) if clock == "group" else
+                                asyncio.wait_for(in_a_slot(group, progress), timeout))
             except asyncio.TimeoutError:
-                result = self._cut(group, progress, f"timeout: no hint within {self.config.timeout_s} s of the "
-                                                     f"run's start")
+                result = self._cut(group, progress, f"timeout: no hint within {timeout} s of the "
+                                                     f"{'group' if clock == 'group' else 'run'}'s start")
             except Exception as e:  # one group's fault never touches another group
                 result = self._cut(group, progress, f"{type(e).__name__}: {e}")
             if on_done:
-                on_done(result)
+                on_done(group, result)
             return result
 
         return list(await asyncio.gather(*(one(g) for g in groups)))
@@ -163,7 +189,7 @@ class MentorRuntime:
         elif not progress.nodes and not progress.state:
             reason += f"; it never got one of the max_concurrent_groups = {self.config.max_concurrent_groups} slots"
         result.error = reason
-        return result
+        return checked_text(result)
 
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
         context = MentorContext(self.config, self.chat_model, llm_limit, self.structured)
@@ -194,7 +220,7 @@ class MentorRuntime:
         # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends
         # at the gate, with no composer to send a leaked draft back to.
         result.withheld = result.withheld or not result.hint
-        return result
+        return checked_text(result)
 
 
 @dataclass
@@ -262,6 +288,21 @@ def _node_output(output: dict[str, Any]) -> dict[str, Any]:
     attempts = [{k: v for k, v in a.items() if k not in ("completion", "reward")} if isinstance(a, dict) else a
                 for a in group.get("attempts") or []]
     return {**output, "group": {**rest, "attempts": attempts}}
+
+
+def checked_text(result: Intervention) -> Intervention:
+    """The intervention with every string its nodes returned checked (mentor/text.py): a hint that is not text is
+    refused (no hint, an `error`, counted in `mentor/failures`), and each other string that is not is repaired, so
+    that neither a tokenizer nor the trace store ever sees one."""
+    where = invalid_text(result.hint, "hint")
+    if where:
+        result.hint = None
+        result.error = (f"{where} holds a lone surrogate, which is not text; the hint is refused"
+                        + (f" ({result.error})" if result.error else ""))
+    result.diagnosis = Diagnosis(**repaired(vars(result.diagnosis)))
+    for name in ("problem_id", "task", "leak", "latency_s", "backend", "fallbacks", "error", "nodes"):
+        setattr(result, name, repaired(getattr(result, name)))
+    return result
 
 
 def to_intervention(group: FailedGroup, state: dict[str, Any], nodes: list[dict[str, Any]]) -> Intervention:

@@ -196,7 +196,8 @@ class ArithmeticTask(Task):
     def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
         answer = str(reference["answer"])
         numbers = (re.sub(r"[ ,]", "", n) for n in re.findall(r"\d[\d ,]*\d|\d", hint))
-        if any(int(n) == int(answer) for n in numbers):
+        # Compared as digit strings, not int(): a hint of 15,000 digits would raise past Python's 4,300-digit limit.
+        if any(n.lstrip("0") == answer.lstrip("0") for n in numbers):
             return LeakVerdict(True, ["whole_answer"], f"the hint contains the whole answer {answer}")
         return LeakVerdict(False)
 

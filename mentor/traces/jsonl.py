@@ -7,9 +7,23 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
+from mentor.output import write_atomically
 from mentor.types import FailedGroup, InputError, Intervention
 
 T = TypeVar("T")
+MAX_DEPTH = 100  # nesting levels of a line's JSON: no failed group or trace record comes near; Python's own limit does
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests lists and objects more than `limit` levels deep (counted without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
 
 
 def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Callable[[int, Any], T],
@@ -42,20 +56,32 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
         if not line.strip():
             continue
         try:
-            items.append(convert(number, json.loads(line)))
+            value = json.loads(line)
+            if too_deep(value):
+                raise RecursionError
+            items.append(convert(number, value))
         except json.JSONDecodeError as e:
             problems.append(f"{source}:{number}: not JSON ({e.msg}); skipped")
+        except RecursionError:  # json.loads raises it past Python's recursion limit, too_deep past MAX_DEPTH
+            problems.append(f"{source}:{number}: JSON nested more than {MAX_DEPTH} levels deep; skipped")
         except InputError as e:
             problems.append(f"{source}:{number}: {e}; skipped")
     return items, problems
 
 
+def intervention_line(group: FailedGroup, intervention: Intervention) -> str:
+    """One JSONL line: the intervention with the problem and its attempts, as training traces hold them, so
+    `mentor traces view FILE` pages it. An intervention JSON cannot write (a value an edited graph put in its state,
+    nesting past Python's recursion limit) becomes a line naming the fault, so the other lines are still written."""
+    attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
+    try:
+        return json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts})
+    except (TypeError, ValueError, RecursionError) as e:
+        return json.dumps({"problem_id": group.problem_id, "task": group.task, "hint": None, "prompt": group.prompt,
+                           "attempts": attempts, "error": f"the intervention could not be written as JSON: "
+                                                          f"{type(e).__name__}: {str(e)[:300]}"})
+
+
 def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
-    """One line per group: its intervention with the problem and its attempts, as training traces hold them, so
-    `mentor traces view PATH` pages it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        for group, intervention in zip(groups, interventions):
-            attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
-            f.write(json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts}) + "\n")
+    """One line per group (`intervention_line`). The file is written whole or not at all (mentor/output.py)."""
+    write_atomically(Path(path), (intervention_line(g, i) + "\n" for g, i in zip(groups, interventions)))

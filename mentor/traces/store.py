@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from mentor.text import repaired
 from mentor.types import InputError
 
 logger = logging.getLogger("mentor")
@@ -87,6 +88,14 @@ def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return full
 
 
+def _row(step: int, record: dict[str, Any]) -> tuple:
+    """The interventions table's row of one record."""
+    r, text = bounded(record)
+    return (step, r.get("group", 0), r.get("round", 1), r["problem_id"], r.get("task"),
+            r.get("diagnosis", {}).get("error_class"), r.get("tier"), r.get("hint"), int(bool(r.get("withheld"))),
+            int(bool(r.get("recovered"))), len(r.get("leak", {}).get("leaked_drafts", [])), text)
+
+
 def trace_path(run_dir: str | Path) -> Path:
     """The trace file of a run directory (a trainer's output_dir), or the file itself if given."""
     path = Path(run_dir)
@@ -154,16 +163,22 @@ class TraceStore:
     def append(self, step: int, records: list[dict[str, Any]], metrics: dict[str, float] | None = None) -> None:
         """Write one step's intervention records (and its metrics) in one transaction.
 
-        Strings longer than MAX_FIELD_CHARS are cut (see `bounded`). Raises sqlite3.Error if the write fails
-        after WRITE_ATTEMPTS tries (a few seconds at most).
+        Strings longer than MAX_FIELD_CHARS are cut (see `bounded`), and a lone surrogate in any string is replaced by
+        U+FFFD (SQLite cannot encode one). A record that cannot be stored at all (a value JSON lacks, nesting past
+        Python's recursion limit) is stored as a stub naming the fault, so the step's other records are kept; the
+        fault is logged. Raises sqlite3.Error if the write fails after WRITE_ATTEMPTS tries (a few seconds at most).
         """
         rows = []
         for r in records:
-            r, text = bounded(r)
-            rows.append((step, r.get("group", 0), r.get("round", 1), r["problem_id"], r.get("task"),
-                         r.get("diagnosis", {}).get("error_class"), r.get("tier"), r.get("hint"),
-                         int(bool(r.get("withheld"))), int(bool(r.get("recovered"))),
-                         len(r.get("leak", {}).get("leaked_drafts", [])), text))
+            try:
+                rows.append(_row(step, repaired(r)))
+            except Exception as e:  # this record's fault only: RecursionError, TypeError, ValueError...
+                logger.warning("mentor traces: step %s: a record of problem %r could not be stored (%s: %s); a stub "
+                               "takes its place", step, r.get("problem_id"), type(e).__name__, str(e)[:200])
+                rows.append(_row(step, {"problem_id": repaired(str(r.get("problem_id", ""))),
+                                        "group": r.get("group", 0) if isinstance(r.get("group"), int) else 0,
+                                        "round": r.get("round", 1) if isinstance(r.get("round"), int) else 1,
+                                        "error": f"the record could not be stored: {type(e).__name__}: {e}"[:1000]}))
 
         def write():
             self.db.executemany(
@@ -215,6 +230,9 @@ class TraceStore:
             value = json.loads(text)
         except (TypeError, ValueError) as e:
             self._skip(table, key, f"is not JSON ({e})")
+            return None
+        except RecursionError:
+            self._skip(table, key, "is JSON nested too deeply to read")
             return None
         if not isinstance(value, dict):
             self._skip(table, key, f"is JSON but not an object ({type(value).__name__})")

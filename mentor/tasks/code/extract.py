@@ -7,9 +7,37 @@ from typing import Any
 
 from mentor.tasks.base import completion_text
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
-_THINK = re.compile(r"<think>.*?</think>", re.S)
-_CODE_HINT = re.compile(r"^\s*(def |class |import |from \S+ import |return\b|for |while |if )", re.M)
+# Patterns on model text must be linear in its length: `^\s*` under re.M crosses blank lines, so every line start of a
+# run of newlines rescanned the rest of it (quadratic); `[^\S\n]*` stops at the line's end.
+_CODE_HINT = re.compile(r"^[^\S\n]*(def |class |import |from \S+ import |return\b|for |while |if )", re.M)
+_LANG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
+
+
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, body) of each ``` block; an unclosed one runs to the end of the text.
+
+    A scan with str.find rather than one regex: a regex tries every ``` of a line with no newline after it and
+    rescans to the line's end each time, quadratic on a line of backticks."""
+    blocks, pos = [], 0
+    while (start := text.find("```", pos)) >= 0:
+        eol = text.find("\n", start + 3)
+        if eol < 0:  # no line after the fence, and none after any later one either
+            break
+        end = text.find("```", eol + 1)
+        blocks.append((_LANG.match(text, start + 3, eol).group(1), text[eol + 1:end if end >= 0 else len(text)]))
+        if end < 0:
+            break
+        pos = end + 3
+    return blocks
+
+
+def without_think(text: str) -> str:
+    """The text without its closed `<think>...</think>` spans (a scan, for the same reason as `fenced_blocks`)."""
+    parts, pos = [], 0
+    while (start := text.find("<think>", pos)) >= 0 and (end := text.find("</think>", start + 7)) >= 0:
+        parts.append(text[pos:start])
+        pos = end + 8
+    return "".join(parts) + text[pos:] if parts else text
 
 
 def extract_code(text: str, entry_point: str | None = None) -> str | None:
@@ -18,13 +46,13 @@ def extract_code(text: str, entry_point: str | None = None) -> str | None:
     An unclosed fence (a truncated generation) runs to the end of the text."""
     if not isinstance(text, str):
         text = completion_text(text)
-    text = _THINK.sub("", text)
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    text = without_think(text)
+    blocks = [(lang.lower(), body) for lang, body in fenced_blocks(text)]
     if blocks:
         python = [b for lang, b in blocks if lang in ("", "python", "py", "python3")] or [b for _, b in blocks]
         if entry_point:
             for b in python:
-                if re.search(rf"^\s*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", b, re.M):
+                if re.search(rf"^[^\S\n]*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", b, re.M):
                     return b.strip("\n") + "\n"
         code = "\n".join(b.strip("\n") for b in python if b.strip())
         return code + "\n" if code.strip() else None

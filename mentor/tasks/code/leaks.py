@@ -67,7 +67,7 @@ def _looks_like_code(hint: str) -> bool:
             try:
                 ast.parse(s + ("\n    pass" if s.endswith(":") else ""))
                 code = bool(re.search(r"[=():\[\]]", s))
-            except SyntaxError:
+            except (SyntaxError, ValueError, RecursionError, MemoryError):  # 4,000 nested brackets: RecursionError
                 code = False
         run = run + 1 if code else 0
         if run >= 2:
