@@ -152,11 +152,13 @@ class Inputs:
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
     from mentor.tasks import get_task
     from mentor.tasks.base import response_prefix_ids
+    from mentor.trl.batch import neutralised, special_token_texts
 
     task, rendered = get_task(group.task), policy.render(group.prompt)
     plain = policy.encode(rendered)
     if not hint:
         return Inputs(plain, plain, [])
+    hint, _ = neutralised(hint, special_token_texts(policy.tokenizer))  # as in training: no forged chat turns
     if placement == "prompt":  # the task formats the hint into the user turn, as the in-step hook does
         return Inputs(plain, policy.encode(policy.render(task.hinted_prompt(group.prompt, hint))), [])
     prefix_text = task.response_prefix(hint)

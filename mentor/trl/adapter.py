@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 
 from mentor.dependencies import version_range
-from mentor.trl.batch import Generation
+from mentor.trl.batch import Generation, special_token_texts
 
 TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
 SUPPORTED_TRAINERS = ("GRPOTrainer", "RLOOTrainer")  # and their subclasses
@@ -160,11 +160,8 @@ class TrainerAdapter:
 
     @property
     def special_tokens(self) -> list[str]:
-        """The texts the tokenizer turns into special tokens: its named ones and every added token marked special."""
-        tokenizer = self.tokenizer
-        added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-        return list(getattr(tokenizer, "all_special_tokens", [])) + [t.content for t in added.values()
-                                                                      if getattr(t, "special", False)]
+        """The texts the tokenizer turns into special tokens (`batch.special_token_texts`)."""
+        return special_token_texts(self.tokenizer)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` without special tokens."""

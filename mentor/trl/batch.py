@@ -52,6 +52,13 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
+def special_token_texts(tokenizer) -> list[str]:
+    """The texts `tokenizer` turns into special tokens: its named ones and every added token marked special."""
+    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
+    return list(getattr(tokenizer, "all_special_tokens", [])) + [t.content for t in added.values()
+                                                                  if getattr(t, "special", False)]
+
+
 def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
     """`text` with every occurrence of a tokenizer's special token (`<|im_end|>`, `</s>`...) broken by a space after
     its first character, so that tokenizing the text gives ordinary tokens and the hint cannot forge a chat turn;
