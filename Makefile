@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench clean
+.PHONY: demo test test-fast setup bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests.
 APT_PACKAGES := bubblewrap chromium
@@ -35,6 +35,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The edit-and-check loop: the same, less the tests marked slow (the wheel build, the demo runs, torchrun, the real
+# model, Chromium: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
 
 clean:
 	rm -rf $(VENV) runs .cache

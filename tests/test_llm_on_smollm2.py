@@ -20,6 +20,7 @@ from mentor.runtime.hf import BatchedChat
 from mentor.tasks import get_task
 
 ALL_LLM = {n: "llm" for n in NODES}
+pytestmark = pytest.mark.slow  # the real model
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -398,6 +398,7 @@ def test_a_costly_expression_is_refused_by_the_screen(expr):
     assert not safe_expression(expr) and mv_parse(expr) == []
 
 
+@pytest.mark.slow  # a fresh interpreter (and TRL's import) per expression; the screen's own test above is fast
 @pytest.mark.parametrize("expr", COSTLY.values(), ids=COSTLY.keys())
 def test_a_costly_answer_is_scored_and_diagnosed_without_reaching_math_verify(expr):
     # The comparison must reach the screen, not be settled by the fast evaluator first.

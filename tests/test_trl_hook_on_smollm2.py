@@ -26,6 +26,7 @@ from mentor.tasks import get_task
 from mentor.traces import TraceStore
 from mentor.types import Attempt, InputError
 
+pytestmark = pytest.mark.slow  # the real model
 G = 4
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 ROW = make_rows(1, seed=0)[0]  # the problem of every one-problem run below
