@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Literal
 
 from langgraph.graph import END, START, StateGraph
+
 from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
-
 from mentor.runtime.context import MentorContext
 from mentor.runtime.leakage_node import leakage_checker
 

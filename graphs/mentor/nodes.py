@@ -9,8 +9,8 @@ from collections import Counter
 from typing import Any
 
 from langgraph.runtime import Runtime
-from mentor.graphs.mentor.state import MentorState
 
+from mentor.graphs.mentor.state import MentorState
 from mentor.runtime.context import MentorContext
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.tasks import get_task

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
-from mentor.graphs.static_hints.nodes import hint_library
 
+from mentor.graphs.static_hints.nodes import hint_library
 from mentor.runtime.context import MentorContext
 from mentor.runtime.leakage_node import leakage_checker
 from mentor.runtime.state import MentorStateBase
