@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-trl-oldest setup bench clean
+.PHONY: demo test test-fast test-trl-oldest setup bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests.
 APT_PACKAGES := bubblewrap chromium
@@ -37,6 +37,12 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The edit-and-check loop: the same, less the tests marked slow (the wheel build, the demo runs, torchrun, the real
+# model, Chromium: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
+test-fast: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # The oldest TRL that pyproject.toml's range admits, in a venv of its own: a short pass of the TRL-facing tests
 # (the hook, attach, the options, RLOO, metrics, one real-model run). `make test` keeps the default pin; CI runs both.

@@ -55,14 +55,14 @@ def step_times(policy: str, with_mentor: bool, steps: int, out: str, config: dic
         args = GRPOConfig(per_device_train_batch_size=64, max_completion_length=6, **common)
         reward, dataset = arithmetic_reward, make_dataset("hard", 2000, seed=0)
     else:
-        from mentor.data.products import make_dataset
+        from mentor.data.easy_arithmetic import products_dataset
         from mentor.models import offline_copy
         from mentor.rewards import math_reward
 
         tokenizer = None  # TRL loads it from the model's directory
         model = offline_copy("HuggingFaceTB/SmolLM2-135M-Instruct")
         args = GRPOConfig(per_device_train_batch_size=8, max_completion_length=48, temperature=1.0, **common)
-        reward, dataset = math_reward, make_dataset(64, seed=0)
+        reward, dataset = math_reward, products_dataset(64, seed=0)
     trainer = GRPOTrainer(model=model, reward_funcs=[paid_hints if pay_hints else reward], args=args, train_dataset=dataset,
                           processing_class=tokenizer)
     if with_mentor:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mentor.tasks import get_task
-from mentor.tasks.base import completion_text, log_no_reference, usable
 
 if TYPE_CHECKING:
     from mentor.tasks.code import CodeTask
@@ -19,10 +18,7 @@ if TYPE_CHECKING:
 
 def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
     """1.0 when the completion starts with the exact 4-digit `answer`, else 0.0."""
-    task = get_task("arithmetic")
-    out = [task.score(completion_text(c), {"answer": a}) if usable(a) else None for c, a in zip(completions, answer)]
-    log_no_reference(out, kwargs.get("log_metric"))
-    return out
+    return get_task("arithmetic").reward(completions, answer=answer, **kwargs)
 
 
 def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float | None]:

@@ -9,6 +9,16 @@ import pytest
 
 from openai_server import OpenAIServer
 
+# Tests that need the real SmolLM2 model or headless Chromium are slow (`make test-fast` leaves them out), whichever
+# file they are in; the wheel build, the demo runs and torchrun carry the mark in their own files.
+SLOW_FIXTURES = {"smollm2", "smollm2_vocab", "browser"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture
 def openai_server():

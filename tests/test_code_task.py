@@ -9,6 +9,7 @@ import pytest
 
 from mentor.data.humaneval import load_humaneval
 from mentor.rewards import code_reward, code_reward_partial
+from mentor.runtime import MentorRuntime
 from mentor.sandbox import SandboxPool
 from mentor.sandbox.harness import harness_source
 from mentor.tasks import get_task
@@ -237,6 +238,24 @@ def test_analyse_is_grounded_in_the_feedback(task, he):
     cause, step = task.analyse(group, classes)
     assert "IndexError" in cause and "candidate([])" in cause and "3 of 4" in cause
     assert step == 1
+
+
+def test_a_tie_gets_one_class_from_the_node_and_the_root_cause(task, he):
+    # One timeout, one runtime error: the analyst node's `error_class` and `analyse`'s root cause break the tie
+    # with the same rule, so both speak of the class that blocks the other (the timeout).
+    p = he["HumanEval/12"]
+    group = make_group(task, p, ["    while True:\n        pass\n", "    return sorted(strings, key=len)[-1]\n"])
+    assert [a.feedback["kind"] for a in group.attempts] == ["timeout", "runtime_error"]
+    result = MentorRuntime().run([group])[0]
+    assert result.error is None, result.error
+    assert result.diagnosis.error_classes == {"timeout": 1, "runtime_error": 1}
+    assert result.diagnosis.error_class == "timeout"
+    assert "does not finish in time" in result.diagnosis.root_cause and "IndexError" not in result.diagnosis.root_cause
+    assert result.diagnosis.root_cause.endswith("(1 of 2 attempts)")
+    # The same with the attempts in the other order: the tie-break is the taxonomy's, not the attempts' order.
+    flipped = make_group(task, p, [a.completion for a in reversed(group.attempts)])
+    cause, _ = task.analyse(flipped, ["runtime_error", "timeout"])
+    assert cause == result.diagnosis.root_cause
 
 
 def test_compose_three_tiers_that_do_not_leak(task, he):

@@ -3,11 +3,14 @@
 import json
 import re
 
+import pytest
+
 from mentor.cli import main
 from mentor.lab.demo import ARMS
 from mentor.types import InputError
 
 
+@pytest.mark.slow  # a demo run
 def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
     assert main(["demo", "--quick", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "results.json").read_text())
@@ -34,6 +37,7 @@ def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
     assert "held-out accuracy" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a demo run
 def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
     assert main(["demo", "--quick", "--arms", "mentor", "--steps", "4", "--eval-every", "2", "--jobs", "1",
                  "--heldout-problems", "20", "--out", str(tmp_path)]) == 0
@@ -43,6 +47,7 @@ def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
     assert [p["step"] for p in run["curve"]] == [0, 2, 4] and results["arms"]["mentor"]["interventions"] > 0
 
 
+@pytest.mark.slow  # a demo run
 def test_the_settings_strategy_reaches_every_worker_process(tmp_path):
     from mentor.lab.demo import LAB_STRATEGY, DemoSettings, run_demo
     from mentor.traces import TraceStore
@@ -57,6 +62,7 @@ def test_the_settings_strategy_reaches_every_worker_process(tmp_path):
         store.close()
 
 
+@pytest.mark.slow  # a demo run
 def test_the_static_library_hint_length_is_a_setting(tmp_path, capsys):
     from mentor.traces import TraceStore
 
@@ -75,8 +81,6 @@ def test_the_static_library_hint_length_is_a_setting(tmp_path, capsys):
 
 
 def test_bad_demo_settings_are_refused_before_anything_runs(tmp_path, capsys):
-    import pytest
-
     from mentor.lab.demo import DemoSettings
 
     bad = {"--seeds": ("a,1", "--seeds: give comma-separated integers"), "--steps": ("0", "steps must be at least 1"),

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from mentor.traces import TraceStore
 from mentor.trl.distributed import share
 from mentor.trl.hook import GenerationHook
@@ -109,6 +111,7 @@ def test_a_step_gathers_only_the_collapsed_groups_and_the_pending_hints_it_used(
     assert hook.callback.pending == {"p9": "h9"}  # p1's hint was used by this batch, p9's still waits
 
 
+@pytest.mark.slow  # torchrun
 def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
     launch = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", __file__,

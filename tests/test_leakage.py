@@ -230,7 +230,7 @@ def test_pathological_expressions_are_bounded_in_worker_threads():
     start = time.perf_counter()
     with ThreadPoolExecutor(4) as pool:
         verdicts = list(pool.map(lambda hr: check_leak(hr[0], hr[1], math), [(h, r) for h in hints for r in refs]))
-    assert time.perf_counter() - start < 20
+    assert time.perf_counter() - start < 120  # a hang guard: any of these that reached sympy would take hours
     assert all(isinstance(v, LeakVerdict) for v in verdicts)
     assert check_leak("The answer is x=y=0.", {"answer": "x=y=0"}, None).leaked
     assert check_leak("1 " * 3000 + "and 9" * 1000, {"answer": "17"}, None).detectors == ["hint_too_long"]

@@ -20,6 +20,7 @@ from mentor.runtime.hf import BatchedChat
 from mentor.tasks import get_task
 
 ALL_LLM = {n: "llm" for n in NODES}
+pytestmark = pytest.mark.slow  # the real model
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -66,10 +67,18 @@ def test_unconstrained_decoding_that_breaks_the_schema_falls_back_to_rules_count
     assert result.diagnosis == rules.diagnosis and result.hint == rules.hint
 
 
-def test_a_request_past_llm_request_timeout_s_falls_back_and_its_row_stops_generating(smollm2, chat):
+def test_a_request_past_llm_request_timeout_s_falls_back_and_its_row_stops_generating(smollm2, chat, monkeypatch):
+    lm, generated = chat._load()[0], []  # each generate's (token budget, tokens it made)
+    generate = lm.generate
+
+    def counted(**kwargs):
+        out = generate(**kwargs)
+        generated.append((kwargs["max_new_tokens"], out.shape[1] - kwargs["input_ids"].shape[1]))
+        return out
+
+    monkeypatch.setattr(lm, "generate", counted)
     runtime = MentorRuntime(mentor(smollm2, nodes={"hint_composer": "llm"}, request_timeout_s=0.5, max_tokens=None),
                             chat_model=chat)
-    started = time.perf_counter()
     [result] = runtime.run([group(ARITHMETIC)])
     [fallback] = result.fallbacks
     assert fallback.startswith("hint_composer: TimeoutError") and result.hint is not None
@@ -78,7 +87,8 @@ def test_a_request_past_llm_request_timeout_s_falls_back_and_its_row_stops_gener
     [again] = MentorRuntime(mentor(smollm2, nodes={"leakage_checker": "llm"}, max_tokens=8),
                             chat_model=chat).run([group(ARITHMETIC)])
     assert len(chat.batch_sizes) == before + 1 and again.backend["leakage_checker"] in ("llm", "rules (llm fallback)")
-    assert time.perf_counter() - started < 60
+    budget, made = generated[0]
+    assert made < budget, generated  # the abandoned row stopped when its caller gave up, short of its budget
 
 
 def free_port() -> int:
@@ -95,7 +105,7 @@ def served(smollm2):
     proc = subprocess.Popen([sys.executable, "-m", "transformers.cli.transformers", "serve", smollm2, "--host",
                              "127.0.0.1", "--port", str(port), "--device", "cpu"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300  # a hang guard: the server starts in about 20 s, on a loaded machine later
     try:
         while True:
             try:
@@ -103,7 +113,7 @@ def served(smollm2):
                 break
             except OSError:
                 assert proc.poll() is None, f"transformers serve exited with {proc.returncode}"
-                assert time.monotonic() < deadline, "transformers serve not ready within 120 s"
+                assert time.monotonic() < deadline, "transformers serve not ready within 300 s"
                 time.sleep(0.5)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
@@ -113,11 +123,9 @@ def served(smollm2):
 
 def test_the_four_nodes_through_chatopenai_against_transformers_serve(smollm2, served):
     config = mentor(smollm2, provider="openai", base_url=served, request_timeout_s=90, max_tokens=24)
-    started = time.perf_counter()
     runtime = MentorRuntime(config)
     with pytest.warns(UserWarning, match="ignored response_format"):  # transformers serve drops the field
         [result] = runtime.run([group(ARITHMETIC)])
-    assert time.perf_counter() - started < 240
     assert result.error is None and result.hint is not None
     failed = [n for n, b in result.backend.items() if b == "rules (llm fallback)"]
     assert [f.split(":")[0] for f in result.fallbacks] == failed

@@ -348,14 +348,22 @@ COSTLY = {
 # math-verify; `|x-1|` likewise sends the leakage checker's candidates to math-verify.
 MV_ANSWER, MV_LEAK_ANSWER = r"\sqrt[3]{2}", "|x-1|"
 SCORE_AND_DIAGNOSE = r"""
-import json, sys, threading, time
+import json, sys, threading
+import math_verify
+parsed = []  # every expression handed to math-verify (TRL's accuracy_reward and mentor.mathtext.verify)
+_parse = math_verify.parse
+def parse(expr, *args, **kwargs):
+    parsed.append(expr)
+    return _parse(expr, *args, **kwargs)
+math_verify.parse = parse  # before TRL binds the name
 from mentor.leakage import check_leak
 from mentor.rewards import math_reward
 from mentor.tasks.math import MathTask
 expr, answer, leak_answer = sys.argv[1:4]
 task, ref = MathTask(), {"answer": answer, "solution": "Take the cube root of both sides: x = \\sqrt[3]{2}."}
 assert math_reward(["\\boxed{2^{1/3}}"], answer=[answer]) == [1.0], "warm-up: a correct answer must score 1"
-out, t = {}, time.perf_counter()
+out = {}
+del parsed[:]
 out["reward_main"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
 def worker():  # the mentor's graph runs feedback and the leakage checker in worker threads
     out["reward_thread"] = math_reward([f"So \\boxed{{{expr}}}"], answer=[answer])[0]
@@ -365,14 +373,16 @@ def worker():  # the mentor's graph runs feedback and the leakage checker in wor
 th = threading.Thread(target=worker, daemon=True)
 th.start()
 th.join()
-out["seconds"] = time.perf_counter() - t
+out["parsed_costly"] = [p for p in parsed if expr in p]
+out["parsed"] = len(parsed)
 print(json.dumps(out))
 """
 
 
-def run_bounded(code: str, *args: str, timeout: float = 30) -> dict:
-    """Run `code` in a fresh interpreter, killed after `timeout` s (most of it is importing TRL), so that a
-    regression fails the test instead of hanging the suite; returns the JSON of its last output line."""
+def run_bounded(code: str, *args: str, timeout: float = 180) -> dict:
+    """Run `code` in a fresh interpreter, killed after `timeout` s (a hang guard: most of a run is importing TRL,
+    and sympy on a costly expression takes hours), so that a regression fails the test instead of hanging the
+    suite; returns the JSON of its last output line."""
     try:
         p = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
@@ -388,15 +398,16 @@ def test_a_costly_expression_is_refused_by_the_screen(expr):
     assert not safe_expression(expr) and mv_parse(expr) == []
 
 
+@pytest.mark.slow  # a fresh interpreter (and TRL's import) per expression; the screen's own test above is fast
 @pytest.mark.parametrize("expr", COSTLY.values(), ids=COSTLY.keys())
-def test_a_costly_answer_is_scored_and_diagnosed_in_under_3_s(expr):
+def test_a_costly_answer_is_scored_and_diagnosed_without_reaching_math_verify(expr):
     # The comparison must reach the screen, not be settled by the fast evaluator first.
     assert _fast_equal(expr, MV_ANSWER) is None and analyse_answer(MV_LEAK_ANSWER).samples is None
     got = run_bounded(SCORE_AND_DIAGNOSE, expr, MV_ANSWER, MV_LEAK_ANSWER)
     assert got["reward_main"] == got["reward_thread"] == 0.0, got
     assert got["correct"] is False and got["too_costly"] is True, got
     assert got["leaked"] is False, got
-    assert got["seconds"] < 3, f"{expr!r} took {got['seconds']:.1f} s to score, diagnose and leak-check"
+    assert got["parsed_costly"] == [], f"{expr!r} reached math-verify (and sympy) while scored, diagnosed or checked"
 
 
 BOUNDED = {  # (answer in a completion, reference): the screen lets them through and they compare right

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mentor.data.easy_arithmetic import FAMILIES, make_rows
+from mentor.data.easy_arithmetic import CHAT_MATH_COLUMNS, FAMILIES, make_rows, products
 from mentor.data.policy_failures import TIERS, failure_rows, main, reference_with_tiers
 from mentor.leakage import check_leak
 from mentor.tasks import get_task
@@ -26,6 +26,25 @@ def test_rows_are_seeded_distinct_and_solved_by_their_solution(family):
         # the worked solution's last step states the answer, and the task's verifier accepts it boxed
         assert r["solution"].splitlines()[-1].endswith(f"= {r['answer']}.")
         assert math.score(f"\\boxed{{{r['answer']}}}", r) == 1.0
+
+
+def test_products_are_the_mul_family_at_3_x_2_digits_with_the_chat_math_columns():
+    # One generator for multiplication: the real-model config's products are mul rows, less `operands` (which would
+    # make the mentor infer the arithmetic task) and the library tiers.
+    rows, mul = products(8, seed=1), make_rows("mul", 8, seed=1, digits=(3, 2))
+    assert rows == [{c: r[c] for c in CHAT_MATH_COLUMNS} for r in mul] and tuple(rows[0]) == CHAT_MATH_COLUMNS
+    for r in mul:
+        a, b = r["operands"]
+        assert 100 < a < 1000 and 10 < b < 100 and int(r["answer"]) == a * b
+        steps = r["solution"].splitlines()  # the 2-digit multiplier is split, and each part multiplies a
+        assert steps[0] == f"Split {b} into {b - b % 10} + {b % 10}."
+        assert steps[1] == f"{a} * {b - b % 10} = {a * (b - b % 10)}."
+        assert steps[-1].endswith(f"= {r['answer']}.") and get_task("math").score(f"\\boxed{{{r['answer']}}}", r) == 1.0
+        assert r["knowledge"].startswith("To multiply a 3-digit number by a 2-digit number, split the 2-digit number")
+    with pytest.raises(ValueError, match="only the mul family takes other operand sizes"):
+        make_rows("sum", 2, digits=(3, 2))
+    with pytest.raises(ValueError, match="the first at least 2"):
+        make_rows("mul", 2, digits=(1, 1))
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -36,6 +36,14 @@ def test_arithmetic_reward_without_an_answer(blank):
     assert get_task("arithmetic").score(" None", {"answer": blank, "operands": [123, 456]}) == 0.0
 
 
+def test_arithmetic_reward_is_the_tasks_reward_which_reads_the_answer_only():
+    columns = {"answer": ["0579", "0579", None], "operands": [[123, 456]] * 3}
+    completions = [" 0579", " 0578", " 0579"]
+    assert arithmetic_reward(completions, **columns) == get_task("arithmetic").reward(completions, **columns) \
+        == [1.0, 0.0, None]
+    assert get_task("arithmetic").reward([" 0579"], answer=["0579"]) == [1.0]  # no operands: the mentor's need
+
+
 @pytest.mark.parametrize("field", ["test", "entry_point"])
 @pytest.mark.parametrize("blank", BLANK.values(), ids=BLANK.keys())
 def test_code_reward_without_tests(field, blank):

@@ -33,6 +33,15 @@ def worker_pids(pool) -> list[int]:
     return [w.proc.pid for w in pool._workers if w.proc is not None]
 
 
+def left_behind(marker: str, guard_s: float = 30) -> list[int]:
+    """`host_processes_matching(marker)` once it is empty, or after `guard_s` (a hang guard: a killed process is
+    reaped at once, but a loaded machine may take a moment to do it)."""
+    deadline = time.monotonic() + guard_s
+    while (found := host_processes_matching(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
 def host_processes_matching(marker: str) -> list[int]:
     """PIDs on the host whose command line contains `marker` (excluding this process)."""
     found = []
@@ -91,12 +100,14 @@ def test_empty_cwd_no_stdin_minimal_env(pool):
 
 
 def test_map_keeps_order_and_runs_concurrently(pool):
-    progs = [f"import time; time.sleep(0.3); print({i})" for i in range(4)]
-    t = time.monotonic()
-    results = pool.map(progs, timeout_s=5)
-    elapsed = time.monotonic() - t
-    assert [r.stdout for r in results] == [f"{i}\n" for i in range(4)]
-    assert elapsed < 4 * 0.3 + 0.5  # two workers: about 0.6 s, never the serial 1.2 s plus
+    # Each program prints its id and when it started and ended (the host's clock): two workers, so the programs
+    # overlap two at a time, never more. A 1 s sleep leaves a loaded machine ample time to start the second.
+    progs = [f"import time; t = time.time(); time.sleep(1.0); print({i}, t, time.time())" for i in range(4)]
+    results = pool.map(progs, timeout_s=30)
+    assert [r.stdout.split()[0] for r in results] == [str(i) for i in range(4)]
+    spans = [tuple(map(float, r.stdout.split()[1:])) for r in results]
+    running = [sum(s <= t < e for s, e in spans) for t, _ in spans]  # programs running as each one starts
+    assert max(running) == 2, spans
 
 
 def test_invalid_arguments(pool):
@@ -125,8 +136,7 @@ def test_weak_tier_runs_and_contains_when_allowed():
         marker = "%.3f" % (900 + secrets.randbelow(99000) / 1000)
         r = weak.execute(DETACHED.format(marker=marker), timeout_s=2)
         assert r.status == "ok"
-        time.sleep(0.2)
-        assert host_processes_matching(f"sleep {marker}") == []
+        assert left_behind(f"sleep {marker}") == []
         assert SECRET not in weak.execute(READ_ENV.format(pid=os.getpid())).stdout
 
 
@@ -135,10 +145,9 @@ def test_weak_tier_runs_and_contains_when_allowed():
 
 def test_infinite_loop_times_out(pool):
     before = worker_pids(pool)
-    t = time.monotonic()
     r = run(pool, "while True: pass", timeout_s=1)
-    assert r.status == "timeout" and r.exit_code == -9 and "timeout" in r.reason
-    assert 0.9 < r.duration_s < 3 and time.monotonic() - t < 5
+    assert r.status == "timeout" and r.exit_code == -9 and "timeout" in r.reason  # killed, by the 1 s limit
+    assert 0.9 < r.duration_s
     assert_healthy(pool, before)
 
 
@@ -154,7 +163,7 @@ def test_fork_bomb_is_contained(pool):
     """, timeout_s=1.5)
     assert r.status in ("timeout", "killed"), r
     if pool.process_count() is not None:  # with cgroups: only the workers' own processes remain
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # a hang guard: the kill is immediate, a loaded machine slow to reap
         while pool.process_count() > 4 * len(before) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert pool.process_count() <= 4 * len(before)
@@ -170,7 +179,7 @@ def test_memory_bomb_is_stopped(pool):
         while True:
             chunks.append(b'x' * 10**7)
     """, memory_mb=256, timeout_s=5)
-    assert r.status in ("error", "killed") and r.duration_s < 5
+    assert r.status in ("error", "killed")  # stopped by the memory limit, not the 5 s timeout
     assert r.status == "killed" or "MemoryError" in r.stderr
     assert_healthy(pool, before)
 
@@ -201,10 +210,9 @@ def test_huge_output_is_bounded(pool):
     r = run(pool, "print('x' * 10**7)", max_output=4096)
     assert r.status == "ok" and r.truncated and len(r.stdout) < 4096 + 100
     assert "bytes truncated" in r.stdout
-    t = time.monotonic()
     r = run(pool, "while True: print('y' * 4096)", timeout_s=20)
-    assert r.status == "killed" and "output limit" in r.reason
-    assert time.monotonic() - t < 15 and len(r.stdout) <= 70 * 1024
+    assert r.status == "killed" and "output limit" in r.reason  # stopped by the output limit, not the 20 s timeout
+    assert len(r.stdout) <= 70 * 1024
     assert_healthy(pool, before)
 
 
@@ -358,13 +366,11 @@ def test_detached_child_does_not_outlive_the_run(pool):
     marker = "%.3f" % (900 + secrets.randbelow(99000) / 1000)
     r = run(pool, DETACHED.format(marker=marker))
     assert r.status == "ok" and r.stdout == "spawned\n"
-    time.sleep(0.2)
-    assert host_processes_matching(f"sleep {marker}") == []
+    assert left_behind(f"sleep {marker}") == []
     marker2 = marker + "1"
     r = run(pool, DETACHED.format(marker=marker2) + "\nwhile True: pass\n", timeout_s=1)
     assert r.status == "timeout"
-    time.sleep(0.2)
-    assert host_processes_matching(f"sleep {marker2}") == []
+    assert left_behind(f"sleep {marker2}") == []
     assert_healthy(pool, before)
 
 
@@ -509,8 +515,15 @@ def test_closing_a_pool_leaves_no_cgroups_or_processes():
     p.close()
     for d in dirs:
         assert not os.path.exists(d)
-    time.sleep(0.05)
     for pid in pids:
+        deadline = time.monotonic() + 30  # a hang guard: close() kills the workers, a loaded machine reaps them
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            try:
+                if open(f"/proc/{pid}/stat").read().split()[2] == "Z":
+                    break
+            except OSError:  # gone meanwhile
+                break
+            time.sleep(0.05)
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
 
 
@@ -550,5 +563,4 @@ def test_unprivileged_user_gets_the_bwrap_tier():
         p = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                             "/usr/bin/python3", "-c", script], capture_output=True, text=True, timeout=120, cwd="/")
     assert "UNPRIVILEGED OK" in p.stdout, p.stderr[-2000:]
-    time.sleep(0.2)
-    assert host_processes_matching(f"sleep {marker}") == []
+    assert left_behind(f"sleep {marker}") == []

@@ -34,7 +34,7 @@ class ReleaseAfterFirstStep(TrainerCallback):
             self.locker.wait(timeout=30)
 
 
-def test_a_locked_trace_file_costs_a_bounded_wait_and_a_count_not_the_run(tmp_path, caplog):
+def test_a_locked_trace_file_costs_a_bounded_wait_and_a_count_not_the_run(tmp_path, caplog, monkeypatch):
     store = TraceStore(tmp_path)  # the file exists, so another process can lock it before training starts
     store.close()
     locker = subprocess.Popen([sys.executable, "-c", LOCKER, str(store.path)], stdin=subprocess.PIPE,
@@ -44,13 +44,30 @@ def test_a_locked_trace_file_costs_a_bounded_wait_and_a_count_not_the_run(tmp_pa
         trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
         callback = Mentor.from_config({}).attach(trainer)
         trainer.add_callback(ReleaseAfterFirstStep(locker))
-        seconds, log_step = [], callback.log_step
+        # Per step: how long it took, and the tries of each store write it made.
+        seconds, tries, log_step, write = [], [], callback.log_step, TraceStore._write
+        in_step = [False]
+
+        def counted_write(store, attempt):
+            if not in_step[0]:  # opening the store at train begin
+                return write(store, attempt)
+            tries[-1].append(0)
+
+            def tried():
+                tries[-1][-1] += 1
+                return attempt()
+            return write(store, tried)
 
         def timed(*args, **kwargs):
-            t0 = time.perf_counter()
-            log_step(*args, **kwargs)
-            seconds.append(time.perf_counter() - t0)
+            tries.append([])
+            in_step[0], t0 = True, time.perf_counter()
+            try:
+                log_step(*args, **kwargs)
+            finally:
+                seconds.append(time.perf_counter() - t0)
+                in_step[0] = False
 
+        monkeypatch.setattr(TraceStore, "_write", counted_write)
         callback.log_step = timed
         with caplog.at_level(logging.WARNING, logger="mentor"):
             trainer.train()
@@ -61,8 +78,10 @@ def test_a_locked_trace_file_costs_a_bounded_wait_and_a_count_not_the_run(tmp_pa
     logs = [log for log in trainer.state.log_history if "mentor/trace_errors" in log]
     assert [log["mentor/trace_errors"] for log in logs] == [1, 0]  # step 0 found the file locked, step 1 did not
     assert callback.totals["mentor/trace_errors"] == 1
-    # The locked step waited (busy timeout, retries), a few seconds at most; the free one did not.
-    assert BUSY_TIMEOUT_S <= seconds[0] < WRITE_ATTEMPTS * BUSY_TIMEOUT_S + 2 and seconds[1] < BUSY_TIMEOUT_S
+    # The locked step waited (the busy timeout) and gave up on the write that found the lock after WRITE_ATTEMPTS
+    # tries, a bounded wait; the free one made each write at its first try.
+    assert BUSY_TIMEOUT_S <= seconds[0] and tries[0][-1] == max(tries[0]) == WRITE_ATTEMPTS, tries
+    assert tries[1] and set(tries[1]) == {1}, tries
     warnings = [r for r in caplog.records if "cannot write the traces" in r.getMessage()]
     assert len(warnings) == 1 and "OperationalError" in warnings[0].getMessage()  # train begin and step 0 failed
     stored = TraceStore(tmp_path, readonly=True)

@@ -339,8 +339,9 @@ def test_a_dripping_llm_server_is_cut_at_llm_request_timeout_s_and_the_step_gets
     log = trainer.state.log_history[0]
     assert log["mentor/llm_fallbacks"] == 2 and log["mentor/failures"] == 0
     assert log["mentor/collapse_rate_after"] == 0.0  # both groups got a rules hint, and were rescued
-    # Cut at 2 s, with the groups at once: far under the 30 s group bound, loose enough for a loaded machine.
-    assert 2 <= log["mentor/mentor_s"] < 15, log["mentor/mentor_s"]
+    # Cut at 2 s (the records' fallbacks say so), not the 30 s group bound: one request a group, both at once.
+    assert 2 <= log["mentor/mentor_s"], log["mentor/mentor_s"]
+    assert openai_server.count() == 2 and openai_server.max_in_flight == 2
     records = list(TraceStore(tmp_path, readonly=True))
     assert all(r["fallbacks"] == ["hint_composer: TimeoutError: no answer within llm.request_timeout_s = 2 s"]
                for r in records) and len(records) == 2

@@ -18,7 +18,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from mentor import Mentor, models
-from mentor.data.products import make_rows
+from mentor.data.easy_arithmetic import products
 from mentor.lab.pretrain import torch_threads
 from mentor.leakage import check_leak
 from mentor.rewards import math_reward
@@ -26,9 +26,10 @@ from mentor.tasks import get_task
 from mentor.traces import TraceStore
 from mentor.types import Attempt, InputError
 
+pytestmark = pytest.mark.slow  # the real model
 G = 4
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
-ROW = make_rows(1, seed=0)[0]  # the problem of every one-problem run below
+ROW = products(1, seed=0)[0]  # the problem of every one-problem run below
 
 
 class MathRewardSpy:
@@ -61,7 +62,7 @@ def run(model_dir, tmp_path, mentor_config, reward, loss_spy, problems=1, max_st
                   logging_steps=1, learning_rate=1e-6, report_to="none", save_strategy="no", seed=0,
                   gradient_checkpointing=False, disable_tqdm=True)
     trainer = trainer_class(model=model, reward_funcs=[reward], args=args, processing_class=tokenizer,
-                          train_dataset=Dataset.from_list(make_rows(problems, seed=0)))
+                          train_dataset=Dataset.from_list(products(problems, seed=0)))
     Mentor.from_config(mentor_config).attach(trainer)
     seen = loss_spy(trainer)
     with torch_threads(1):  # batches of 4 gain nothing from a second thread, and lose much when a core is busy

@@ -19,6 +19,7 @@ import mentor
 from failed_groups import ARITHMETIC
 from mentor.dependencies import version_range
 
+pytestmark = pytest.mark.slow  # builds the wheel, and runs the quick demo from it
 REPO = Path(__file__).resolve().parent.parent
 IN_WHEEL = {"mentor": "mentor", "graphs": "mentor/graphs", "prompts": "mentor/prompts"}  # source folder: wheel's
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from langgraph.graph import END, START, StateGraph
-from mentor.graphs.mentor.state import MentorState
 
+from mentor.graphs.mentor.state import MentorState
 from mentor.mathtext.steps import split_steps
 from mentor.tasks import get_task
 

@@ -98,6 +98,7 @@ class ArithmeticTask(Task):
     name = "arithmetic"
     reference_fields = ("answer", "operands")
     optional_reference_fields = ()
+    score_fields = ("answer",)  # the reward compares the answer; the operands serve the mentor's diagnosis
     taxonomy = {
         "no_answer": "the completion does not start with a 4-digit answer",
         "missed_carry": "a column's digit is right except for the carry coming into it",

@@ -70,12 +70,14 @@ class Task:
         taxonomy: error class -> one-line meaning. The classifier never returns a class outside it.
         reference_fields: dataset columns a problem needs for the mentor to work on it.
         optional_reference_fields: columns that are used when present.
+        score_fields: the reference fields `score` reads, which a reward needs; None: `reference_fields`.
     """
 
     name: str = ""
     taxonomy: dict[str, str] = {}
     reference_fields: tuple[str, ...] = ("answer",)
     optional_reference_fields: tuple[str, ...] = ("solution",)
+    score_fields: tuple[str, ...] | None = None
 
     # --- training -------------------------------------------------------------------------------
     def reward(self, completions: list[Any], **columns: Any) -> list[float | None]:
@@ -84,8 +86,9 @@ class Task:
         A row whose reference lacks a required field (None, NaN, empty: see `usable`) gets None, never a reward:
         TRL treats None as unscorable (no advantage, left out of its group's baseline). Such rows are counted in
         the `mentor/reward_no_reference` metric when TRL passes `log_metric`."""
-        refs = self.references_from_columns(len(completions), columns)
-        out = [None if self.missing_reference(ref) else self.score(completion_text(c), ref)
+        needed = self.reference_fields if self.score_fields is None else self.score_fields
+        refs = self.references_from_columns(len(completions), columns, needed)
+        out = [None if not all(usable(ref.get(f)) for f in needed) else self.score(completion_text(c), ref)
                for c, ref in zip(completions, refs)]
         log_no_reference(out, columns.get("log_metric"))
         return out
@@ -93,12 +96,16 @@ class Task:
     def score(self, completion: str, reference: dict[str, Any]) -> float:
         raise NotImplementedError
 
-    def references_from_columns(self, n: int, columns: dict[str, Any]) -> list[dict[str, Any]]:
-        missing = [f for f in self.reference_fields if f not in columns]
+    def references_from_columns(self, n: int, columns: dict[str, Any], needed: tuple[str, ...] | None = None
+                                ) -> list[dict[str, Any]]:
+        """Each row's reference from the dataset `columns`: the `needed` fields (default `reference_fields`), and
+        the optional ones present."""
+        needed = self.reference_fields if needed is None else needed
+        missing = [f for f in needed if f not in columns]
         if missing:
             raise InputError(f"task '{self.name}' needs dataset column(s) {missing}; add them or map them "
                              f"with the mentor config key 'columns'")
-        fields = self.reference_fields + tuple(f for f in self.optional_reference_fields if f in columns)
+        fields = needed + tuple(f for f in self.optional_reference_fields if f in columns)
         return [{f: columns[f][i] for f in fields} for i in range(n)]
 
     def dominant_class(self, counts: Counter[str], default: str | None = None) -> str | None:

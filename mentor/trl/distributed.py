@@ -9,9 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from accelerate.utils import gather_object
-
 from accelerate import PartialState
+from accelerate.utils import gather_object
 
 
 def rank_and_world() -> tuple[int, int]:

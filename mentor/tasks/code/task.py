@@ -15,7 +15,7 @@ from mentor.tasks.code.feedback import feedback_from_run
 from mentor.tasks.code.hints import compose_hint, most_common_detail
 from mentor.tasks.code.leaks import code_leak_check
 from mentor.tasks.code.program import build_program
-from mentor.tasks.code.taxonomy import PRIORITY, TAXONOMY
+from mentor.tasks.code.taxonomy import TAXONOMY
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
 _CACHE: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -151,7 +151,7 @@ class CodeTask(Task):
         if not classes:
             return "no attempts to analyse", None
         counts = Counter(classes)
-        top = min(counts, key=lambda c: (-counts[c], PRIORITY.index(c) if c in PRIORITY else 99))
+        top = self.dominant_class(counts)  # the analyst node's `error_class`: one tie-break for both
         fbs = [a.feedback or {} for a, c in zip(group.attempts, classes) if c == top]
         share = f" ({counts[top]} of {len(classes)} attempts)" if len(classes) > 1 else ""
         detail = most_common_detail(top, fbs)
