@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mentor.output import partial_path, write_atomically
+from mentor.summary import summarise
 from mentor.types import FailedGroup, InputError, Intervention
 
 BATCH_SIZE = 512  # sequences per generate call, as the lab's batched evaluation (mentor.lab.sampling.completions)
@@ -296,6 +297,7 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
         rely = reliance(policy, hinted_correct) if name != "none" else None
         sample_s = time.perf_counter() - t0
         given = [h for h in hints if h]
+        counts = summarise(interventions)
         per_class: dict[str, dict[str, Any]] = {}
         for c, ok in zip(classes, rescued):
             entry = per_class.setdefault(c, {"groups": 0, "rescued": 0})
@@ -305,12 +307,9 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             "rescue_rate": sum(rescued) / len(groups),
             "mean_reward": sum(map(sum, rewards)) / (len(groups) * samples),
             "hint_tokens": sum(len(policy.encode(h)) for h in given) / len(given) if given else 0.0,
-            "withheld": sum(iv.withheld for iv in interventions),
-            "leaks_blocked": sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
-            # As the training metrics: an llm node that fell back to rules, and a group whose graph run failed
-            # (no hint), so a row that silently became its rules twin says so.
-            "llm_fallbacks": sum(len(iv.fallbacks) for iv in interventions),
-            "failures": sum(iv.error is not None for iv in interventions),
+            # As the training metrics (one mentor.summary.summarise): an llm node that fell back to rules, and a
+            # group whose graph run failed (no hint), so a row that silently became its rules twin says so.
+            **{key: getattr(counts, key) for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures")},
             "reliance": rely,
             "per_error_class": {c: {"groups": e["groups"], "rescue_rate": e["rescued"] / e["groups"]}
                                 for c, e in sorted(per_class.items())},
