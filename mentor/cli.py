@@ -156,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     copy.add_argument("folder", metavar="DIR", help="folder to write graphs/, prompts/ and mentor.yaml into")
     copy.set_defaults(func=cmd_graph_copy)
 
-    from mentor.evaluation import add_eval_command
+    from mentor.evaluation.command import add_eval_command
     from mentor.lab.demo import add_demo_command
     from mentor.traces.viewer import add_traces_command
 
