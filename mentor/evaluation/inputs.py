@@ -21,8 +21,7 @@ class Inputs:
 
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
     from mentor.tasks import get_task
-    from mentor.tasks.base import response_prefix_ids
-    from mentor.trl.batch import neutralised, special_token_texts
+    from mentor.trl.batch import neutralised, response_prefix_ids, special_token_texts
 
     task, rendered = get_task(group.task), policy.render(group.prompt)
     plain = policy.encode(rendered)
@@ -32,6 +31,5 @@ def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement
     if placement == "prompt":  # the task formats the hint into the user turn, as the in-step hook does
         return Inputs(plain, policy.encode(policy.render(task.hinted_prompt(group.prompt, hint))), [])
     prefix_text = task.response_prefix(hint)
-    hinted = policy.encode(rendered + prefix_text)
-    prefix = response_prefix_ids(plain, hinted, lambda: policy.encode(prefix_text))
+    prefix = response_prefix_ids(task, policy.encode, plain, policy.encode(rendered + prefix_text), hint)
     return Inputs(plain, plain + prefix, prefix, prefix_text)
