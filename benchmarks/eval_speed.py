@@ -16,8 +16,8 @@ from pathlib import Path
 
 from mentor.cli import main as cli
 from mentor.lab.failures import failure_rows
-from mentor.lab.pretrain import load_policy, torch_threads
 from mentor.lab.sampling import completions
+from mentor.policy import load_policy, torch_threads
 
 CONFIGS = Path(__file__).resolve().parent / "eval_configs"
 

@@ -25,6 +25,7 @@ import torch
 
 from mentor.lab import data as labdata
 from mentor.lab import pretrain, sampling
+from mentor.policy import COMMITTED_POLICY, load_policy
 from mentor.tasks import arithmetic
 
 COLUMNS = ("thousands", "hundreds", "tens")
@@ -39,7 +40,7 @@ def heldout() -> list[dict]:
 
 
 def load(policy: str):
-    return pretrain.load_policy(pretrain.COMMITTED_POLICY if policy == "committed" else policy)
+    return load_policy(COMMITTED_POLICY if policy == "committed" else policy)
 
 
 def train(args) -> dict:

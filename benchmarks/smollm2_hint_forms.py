@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mentor.evaluation import group_inputs, load_configs, load_policy, sample, with_columns
 from mentor.failures import read_failures
-from mentor.lab.pretrain import torch_threads
+from mentor.policy import torch_threads
 from mentor.tasks import get_task
 
 CONFIGS = Path(__file__).resolve().parent / "eval_configs"

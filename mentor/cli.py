@@ -4,31 +4,28 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 from mentor.failures import check_output, read_failures
+from mentor.summary import summarise
 from mentor.types import InputError, Intervention
 
 
-def summarise(interventions: list[Intervention], structured=None) -> str:
+def summary_text(interventions: list[Intervention], structured=None) -> str:
     """Error-class counts, hints, withheld, leaks blocked, fallbacks and latency, as printed text.
 
     Latency covers the groups that finished: a group cut off by the timeout or an error has no full run to time,
     so it is counted apart (with the time its records show) rather than as a short one. `structured` is the
     runtime's `mentor.runtime.llm.StructuredOutput`, when it has one."""
-    classes = Counter(i.diagnosis.error_class for i in interventions if not i.error)
-    latency = sorted(sum(i.latency_s.values()) for i in interventions if not i.error)
-    cut = [i for i in interventions if i.error]
-    timed_out = sum(i.error.startswith("timeout") for i in cut)
+    counts = summarise(interventions)
+    latency = sorted(sum(i.latency_s.values()) for i in interventions if i.error is None)
+    cut = [i for i in interventions if i.error is not None]
     lines = [
-        f"groups: {len(interventions)}",
-        f"hints: {sum(i.hint is not None for i in interventions)}  withheld: {sum(i.withheld for i in interventions)}"
-        f"  leaks blocked: {sum(len(i.leak['leaked_drafts']) for i in interventions)}"
-        f"  llm fallbacks: {sum(len(i.fallbacks) for i in interventions)}"
-        f"  failed: {len(cut)} ({timed_out} timed out)",
-        "tiers: " + ", ".join(f"{t}: {c}" for t, c in sorted(Counter(i.tier for i in interventions if i.hint).items())),
-        "error classes: " + ", ".join(f"{c}: {k}" for c, k in classes.most_common()),
+        f"groups: {counts.groups}",
+        f"hints: {counts.hinted}  withheld: {counts.withheld}  leaks blocked: {counts.leaks_blocked}"
+        f"  llm fallbacks: {counts.llm_fallbacks}  failed: {counts.failures} ({counts.timed_out} timed out)",
+        "tiers: " + ", ".join(f"{t}: {c}" for t, c in sorted(counts.tiers.items())),
+        "error classes: " + ", ".join(f"{c}: {k}" for c, k in counts.classes.most_common()),
         (f"latency per finished group ({len(latency)}): median {1000 * latency[len(latency) // 2]:.1f} ms, "
          f"p95 {1000 * latency[min(len(latency) - 1, int(0.95 * len(latency)))]:.1f} ms, "
          f"max {1000 * latency[-1]:.1f} ms (mean {1000 * sum(latency) / len(latency):.1f} ms)")
@@ -75,7 +72,7 @@ def cmd_diagnose(args) -> int:
               f"{results.partial} ({out} is left as it was)", file=sys.stderr)
         return 130
     results.complete(intervention_line(g, i) for g, i in zip(groups, interventions))
-    print(summarise(interventions, mentor.runtime.structured))
+    print(summary_text(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
     return 0
 
@@ -159,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     copy.add_argument("folder", metavar="DIR", help="folder to write graphs/, prompts/ and mentor.yaml into")
     copy.set_defaults(func=cmd_graph_copy)
 
-    from mentor.evaluation import add_eval_command
+    from mentor.evaluation.command import add_eval_command
     from mentor.lab.demo import add_demo_command
     from mentor.traces.viewer import add_traces_command
 

@@ -15,15 +15,27 @@ from mentor.tasks import get_task
 if TYPE_CHECKING:
     from mentor.tasks.code import CodeTask
 
+NO_REFERENCE_METRIC = "mentor/reward_no_reference"
+
+
+def log_no_reference(rewards: list[float | None], log_metric: Any) -> list[float | None]:
+    """`rewards`, after reporting how many rows of the reward call had no usable reference (their reward is None)
+    through the `log_metric` callable TRL passes to reward functions; logged on every call, 0 included, so the
+    average TRL reports over a logging step is the rows per call."""
+    if callable(log_metric):
+        log_metric(NO_REFERENCE_METRIC, float(sum(r is None for r in rewards)))
+    return rewards
+
 
 def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
     """1.0 when the completion starts with the exact 4-digit `answer`, else 0.0."""
-    return get_task("arithmetic").reward(completions, answer=answer, **kwargs)
+    return log_no_reference(get_task("arithmetic").reward(completions, answer=answer, **kwargs),
+                            kwargs.get("log_metric"))
 
 
 def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float | None]:
     """1.0 per completion whose final answer equals the `answer` column, else 0.0."""
-    return get_task("math").reward(completions, answer=answer, **kwargs)
+    return log_no_reference(get_task("math").reward(completions, answer=answer, **kwargs), kwargs.get("log_metric"))
 
 
 _code_tasks: dict[tuple, CodeTask] = {}  # one sandbox pool per (timeout_s, memory_mb)
@@ -45,8 +57,8 @@ def code_reward(completions: list[Any], test: list[str], entry_point: list[str],
     holding only a function body is run after its prompt; a row without `test` or `entry_point` gets None."""
     columns = {"test": test, "entry_point": entry_point, **kwargs}
     columns = {k: v for k, v in columns.items() if isinstance(v, (list, tuple)) and len(v) == len(completions)}
-    return _code_task(timeout_s, memory_mb).reward(completions, partial_credit=partial_credit,
-                                                   log_metric=kwargs.get("log_metric"), **columns)
+    return log_no_reference(_code_task(timeout_s, memory_mb).reward(completions, partial_credit=partial_credit,
+                                                                     **columns), kwargs.get("log_metric"))
 
 
 def code_reward_partial(completions: list[Any], test: list[str], entry_point: list[str],

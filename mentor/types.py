@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# An attempt's annotated first wrong step in a failures file (mentor.data.champ writes it; `mentor eval` scores the
+# analyst's `first_error_step` against it).
+ANNOTATED_STEP = "annotated_first_wrong_step"
+
 
 class InputError(ValueError):
     """A malformed failed group, config or dataset row. The message names the field and the fix."""

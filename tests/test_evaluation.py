@@ -9,8 +9,8 @@ import pytest
 from mentor.cli import main
 from mentor.lab import data as labdata
 from mentor.lab.failures import failure_rows
-from mentor.lab.pretrain import torch_threads
 from mentor.lab.sampling import completions
+from mentor.policy import torch_threads
 from mentor.tasks import arithmetic
 from mentor.traces.viewer import read_jsonl
 

@@ -9,9 +9,9 @@ from trl import GRPOConfig, GRPOTrainer
 from mentor.data.humaneval import load_humaneval
 from mentor.lab.data import make_dataset
 from mentor.lab.model import build_policy
-from mentor.rewards import arithmetic_reward, code_reward, math_reward
+from mentor.rewards import NO_REFERENCE_METRIC, arithmetic_reward, code_reward, math_reward
 from mentor.tasks import get_task
-from mentor.tasks.base import NO_REFERENCE_METRIC, usable
+from mentor.tasks.base import usable
 
 BLANK = {"none": None, "nan": float("nan"), "empty": "", "blank": "  "}
 

@@ -158,7 +158,7 @@ def test_bad_max_tokens_and_structured_output_name_the_field():
 def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones_apart(openai_server):
     import dataclasses
 
-    from mentor.cli import summarise
+    from mentor.cli import summary_text as summarise
 
     openai_server.behaviour = lambda req: Reply(hang=True)
     hung = MentorRuntime(config(openai_server, request_timeout_s=0.3, mentor={"timeout_s": 0.5}))

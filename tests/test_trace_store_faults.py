@@ -16,7 +16,8 @@ from transformers import TrainerCallback
 from mentor import Mentor
 from mentor.cli import main
 from mentor.tasks import get_task
-from mentor.traces.store import BUSY_TIMEOUT_S, MAX_FIELD_CHARS, MAX_RECORD_CHARS, WRITE_ATTEMPTS, TraceStore, node_io
+from mentor.traces import node_io
+from mentor.traces.store import BUSY_TIMEOUT_S, MAX_FIELD_CHARS, MAX_RECORD_CHARS, WRITE_ATTEMPTS, TraceStore
 from tiny_grpo import RecordingReward, make_trainer
 
 # Another process takes the write lock and holds it until its stdin closes.

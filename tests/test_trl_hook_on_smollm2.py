@@ -19,8 +19,8 @@ from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from mentor import Mentor, models
 from mentor.data.easy_arithmetic import products
-from mentor.lab.pretrain import torch_threads
 from mentor.leakage import check_leak
+from mentor.policy import torch_threads
 from mentor.rewards import math_reward
 from mentor.tasks import get_task
 from mentor.traces import TraceStore

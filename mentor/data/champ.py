@@ -16,10 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mentor.evaluation import ANNOTATED_STEP
 from mentor.failures import check_output
 from mentor.mathtext.steps import split_steps
-from mentor.types import InputError
+from mentor.types import ANNOTATED_STEP, InputError
 
 PROMPT_SUFFIX = "\nPlease reason step by step, and put your final answer within \\boxed{}."
 

@@ -50,7 +50,9 @@ def failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperatu
                  max_new_tokens: int = 48, seed: int = 0, keep_all: bool = False) -> tuple[list[dict], Counter]:
     """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
     `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""
-    from mentor.evaluation import group_inputs, load_policy, sample
+    from mentor.evaluation.inputs import group_inputs
+    from mentor.evaluation.policy import load_policy
+    from mentor.evaluation.sampling import sample
     from mentor.types import FailedGroup
 
     policy, task = load_policy(policy_name), get_task("math")
@@ -90,7 +92,7 @@ def main(argv=None) -> None:
     for flag, value in (("--n", args.n), ("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens)):
         if value < 1:
             ap.error(f"{flag} must be at least 1")
-    from mentor.lab.pretrain import torch_threads
+    from mentor.policy import torch_threads
 
     with torch_threads(args.threads):
         rows, counts = failure_rows(args.policy, make_rows(args.family, args.n, args.seed), args.samples,

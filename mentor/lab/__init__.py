@@ -4,7 +4,7 @@
   reward are the task's, in `mentor.tasks.arithmetic`.
 - `mentor.lab.tokenizer`: the char-level tokenizer.
 - `mentor.lab.model`: the small Llama policy.
-- `mentor.lab.pretrain`: cached pre-training on the easy level, and loading the policy.
+- `mentor.lab.pretrain`: cached pre-training on the easy level (loading a checkpoint: `mentor.policy`).
 - `mentor.lab.sampling`: fast batched sampling and evaluation (greedy accuracy, a group's rewards).
 - `mentor.lab.demo`: the `mentor demo` experiment; `mentor.lab.report`: its HTML report.
 
@@ -24,9 +24,12 @@ def __getattr__(name):
     if name == "build_policy":
         from mentor.lab.model import build_policy
         return build_policy
-    if name in ("pretrained_policy", "load_policy"):
-        from mentor.lab import pretrain
-        return getattr(pretrain, name)
+    if name == "pretrained_policy":
+        from mentor.lab.pretrain import pretrained_policy
+        return pretrained_policy
+    if name == "load_policy":
+        from mentor.policy import load_policy
+        return load_policy
     if name in ("evaluate", "sample_rewards", "completions", "first_digits"):
         from mentor.lab import sampling
         return getattr(sampling, name)

@@ -11,8 +11,9 @@ import shutil
 import time
 
 from mentor.lab import data
-from mentor.lab.pretrain import COMMITTED_POLICY, DEFAULT_CACHE_DIR, load_policy, pretrained_policy, torch_threads
+from mentor.lab.pretrain import DEFAULT_CACHE_DIR, pretrained_policy
 from mentor.lab.sampling import evaluate, first_digits, sample_rewards
+from mentor.policy import COMMITTED_POLICY, load_policy, torch_threads
 
 
 def measure(path: str, n: int = 500, seed: int = 0, num_threads: int = 2) -> dict:

@@ -109,8 +109,8 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
 
     from mentor import Mentor
     from mentor.lab import data as labdata
-    from mentor.lab.pretrain import load_policy
     from mentor.lab.sampling import completions, evaluate, first_digits
+    from mentor.policy import load_policy
     from mentor.rewards import arithmetic_reward
     from mentor.tasks import arithmetic
     from mentor.traces import TraceStore

@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from mentor.lab import data
-from mentor.lab.pretrain import COMMITTED_POLICY, load_policy, torch_threads
 from mentor.lab.sampling import completions
+from mentor.policy import COMMITTED_POLICY, load_policy, torch_threads
 from mentor.tasks import arithmetic
 
 

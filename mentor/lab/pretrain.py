@@ -1,4 +1,5 @@
-"""Pre-training the lab's policy on the easy level, cached, and loading it (sampling and accuracy: mentor.lab.sampling).
+"""Pre-training the lab's policy on the easy level, cached (sampling and accuracy: mentor.lab.sampling; loading a
+checkpoint and torch's threads: mentor.policy).
 
 `pretrained_policy()` trains once per cache key (everything that changes the weights) and returns the
 directory of a `save_pretrained` checkpoint (model and tokenizer), loadable with
@@ -7,7 +8,6 @@ directory of a `save_pretrained` checkpoint (model and tokenizer), loadable with
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -21,6 +21,7 @@ from typing import Any, Callable
 from mentor.lab import data as labdata
 from mentor.lab.sampling import evaluate
 from mentor.lab.tokenizer import encode
+from mentor.policy import COMMITTED_POLICY, torch_threads
 from mentor.tasks import arithmetic
 
 # Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
@@ -46,22 +47,6 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
 }
 
 DEFAULT_CACHE_DIR = ".cache/mentor-lab"
-# The default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
-# `python -m mentor.lab --commit` rebuilds it.
-COMMITTED_POLICY = Path(__file__).resolve().parent / "policy"
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None):
-    import torch
-
-    old = torch.get_num_threads()
-    if n:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -277,13 +262,3 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return str(out)
-
-
-def load_policy(path: str | os.PathLike):
-    """`(model, tokenizer)` from a checkpoint directory, in eval mode."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = AutoModelForCausalLM.from_pretrained(path)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model.eval()
-    return model, tokenizer

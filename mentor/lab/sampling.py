@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from mentor.lab.tokenizer import encode
+from mentor.policy import generate_ids
 from mentor.tasks import arithmetic
 
 HintFn = Callable[[dict[str, Any]], str]
@@ -25,26 +26,6 @@ def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placemen
             texts.append(arithmetic.prefix_prompt(row["prompt"], hint))
             given.append(f" {hint}" if hint else "")
     return texts, given
-
-
-def generate_ids(model, tokenizer, ids: list[list[int]], num_samples: int, temperature: float | None,
-                 max_new_tokens: int):
-    """The generated token ids (`len(ids) * num_samples` rows, padded after EOS) continuing each token-id list,
-    left-padded into one batch; greedy when temperature is None/0. `mentor eval` samples through this too."""
-    import torch
-
-    width = max(map(len, ids))
-    input_ids = torch.full((len(ids), width), tokenizer.pad_token_id, dtype=torch.long)
-    mask = torch.zeros_like(input_ids)
-    for i, row in enumerate(ids):  # left padding
-        input_ids[i, width - len(row):] = torch.tensor(row)
-        mask[i, width - len(row):] = 1
-    kw = dict(do_sample=False) if not temperature else dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0)
-    with torch.no_grad():
-        out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=max_new_tokens,
-                             num_return_sequences=num_samples, pad_token_id=tokenizer.pad_token_id,
-                             eos_token_id=tokenizer.eos_token_id, **kw)
-    return out[:, width:]
 
 
 def _generate(model, tokenizer, texts: list[str], num_samples: int, temperature: float | None, max_new_tokens: int) -> list[str]:

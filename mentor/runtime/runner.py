@@ -22,6 +22,7 @@ from mentor.runtime.versions import versions
 from mentor.runtime.workers import MIN_THREADS, MentorThreads
 from mentor.shipped import shipped_folder
 from mentor.text import invalid_text, repaired
+from mentor.trace_format import encoded, node_view
 from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 
 
@@ -180,7 +181,7 @@ class MentorRuntime:
         for task_id, (t0, node_input) in progress.started.items():
             node = progress.names.get(task_id, "")
             running.append({"node": node, "latency_s": now - t0, "backend": self.config.nodes.get(node, ""),
-                            "input": _node_view(node_input), "output": {}, "error": f"cut off: {reason}"})
+                            "input": node_view(node_input), "output": {}, "error": f"cut off: {reason}"})
         result = to_intervention(group, progress.state, progress.nodes + running)
         result.hint = None
         if running:
@@ -196,7 +197,8 @@ class MentorRuntime:
         config = {"recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
-        # Node records come from LangGraph's task stream: each node's input, output and wall time.
+        # Node records come from LangGraph's task stream: each node's input, output and wall time, in the compact
+        # form of mentor/trace_format.py.
         async for mode, event in self.graph.astream({"group": group.to_dict()}, config, context=context,
                                                     stream_mode=["tasks", "values"]):
             if mode == "values":
@@ -207,12 +209,10 @@ class MentorRuntime:
             else:
                 t0, node_input = started.pop(event["id"], (time.perf_counter(), None))
                 output = dict(event.get("result") or {})
-                view = _node_view(node_input)
-                own, inherited = _node_input(view, outputs)
                 sent = (output.pop("prompts", None) or {}).get(event["name"])  # an llm node's prompt as sent
                 nodes.append({"node": event["name"], "latency_s": time.perf_counter() - t0,
                               "backend": output.get("backend", {}).get(event["name"], ""),
-                              "input": own, "inherited": inherited, "output": _refer(_node_output(output), view),
+                              **encoded(node_view(node_input), outputs, output),
                               "error": event.get("error") and str(event["error"]),
                               **({"prompt": sent} if isinstance(sent, str) else {})})
                 outputs.append(output)
@@ -231,63 +231,6 @@ class _Progress:
     state: dict[str, Any] = field(default_factory=dict)  # the graph state after the last step done
     started: dict[str, tuple[float, Any]] = field(default_factory=dict)  # task id -> (start, input), running
     names: dict[str, str] = field(default_factory=dict)  # task id -> node name
-
-
-def _node_view(node_input: Any) -> dict[str, Any]:
-    """A node's input, less the group (the trace keeps it once) and the bookkeeping channels."""
-    return {k: v for k, v in (node_input or {}).items() if k not in ("group", "backend", "fallbacks", "prompts")}
-
-
-def _node_input(view: dict[str, Any], outputs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, list[int]]]:
-    """What a node's input holds that no earlier node's output gave it, and, for each key it did get, the earlier
-    nodes it came from: the latest writer, or every writer of an accumulating list (`leaked_drafts`).
-
-    Each input is the state so far, so storing it whole repeated every earlier output in every later node (a
-    1 MB draft became a 20 MB record); mentor.traces.node_io and the viewer rebuild the whole input.
-    """
-    own, inherited = {}, {}
-    for key, value in view.items():
-        sources = [j for j, out in enumerate(outputs) if key in out]
-        if sources and outputs[sources[-1]][key] == value:
-            inherited[key] = [sources[-1]]
-        elif (sources and isinstance(value, list) and all(isinstance(outputs[j][key], list) for j in sources)
-              and value == [item for j in sources for item in outputs[j][key]]):
-            inherited[key] = sources
-        else:
-            own[key] = value
-    return own, inherited
-
-
-LONG_TEXT = 256  # chars: an output string at least this long that repeats an input value is stored as a reference
-
-
-def _refer(value: Any, view: dict[str, Any]) -> Any:
-    """The output with each long string that repeats one of the node's input values (the checker's accepted
-    `hint` and rejected `leaked_drafts[i].draft` are its input `draft`) as `{"$input": key}`."""
-    texts = {v: k for k, v in view.items() if isinstance(v, str) and len(v) >= LONG_TEXT}
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return {"$input": texts[v]} if v in texts else v
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        return v
-
-    return walk(value) if texts else value
-
-
-def _node_output(output: dict[str, Any]) -> dict[str, Any]:
-    """A node's output; a group it writes back (the classifier adds the verifier's feedback) keeps only what a
-    trace record lacks (the record holds problem_id, task, prompt and each attempt's completion and reward)."""
-    group = output.get("group")
-    if not isinstance(group, dict):
-        return output
-    rest = {k: v for k, v in group.items() if k not in ("problem_id", "task", "prompt", "attempts")}
-    attempts = [{k: v for k, v in a.items() if k not in ("completion", "reward")} if isinstance(a, dict) else a
-                for a in group.get("attempts") or []]
-    return {**output, "group": {**rest, "attempts": attempts}}
 
 
 def checked_text(result: Intervention) -> Intervention:

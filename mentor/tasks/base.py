@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, LeakVerdict
 
@@ -26,19 +26,6 @@ def completion_text(completion: Any) -> str:
     return str(completion)
 
 
-def response_prefix_ids(original: Sequence[int], hinted: Sequence[int], encode_prefix: Callable[[], list[int]]
-                        ) -> list[int]:
-    """Token ids of a response prefix (`hint_placement: prefix`): what the hinted prompt's ids add to the original
-    prompt's; where tokenizing the two texts apart changed the ids at the seam, the prefix tokenized by itself
-    (`encode_prefix()`). The in-step hook and `mentor eval` both use it, so both train or score the same ids."""
-    if list(hinted[:len(original)]) == list(original):
-        return list(hinted[len(original):])
-    return list(encode_prefix())
-
-
-NO_REFERENCE_METRIC = "mentor/reward_no_reference"
-
-
 def usable(value: Any) -> bool:
     """Whether a reference value can be scored against: not None, NaN (a blank pandas cell), or an empty or
     blank string or list. The strings "None" and "nan" are kept: they may be real answers."""
@@ -52,14 +39,6 @@ def usable(value: Any) -> bool:
         return bool(value == value)  # NaN is the one value not equal to itself
     except Exception:  # an array's comparison is no bool: it is a value, not a blank
         return True
-
-
-def log_no_reference(rewards: list[float | None], log_metric: Any) -> None:
-    """Report how many rows of a reward call had no usable reference (their reward is None), through the
-    `log_metric` callable TRL passes to reward functions; logged on every call, 0 included, so the average TRL
-    reports over a logging step is the rows per call."""
-    if callable(log_metric):
-        log_metric(NO_REFERENCE_METRIC, float(sum(r is None for r in rewards)))
 
 
 class Task:
@@ -85,12 +64,11 @@ class Task:
 
         A row whose reference lacks a required field (None, NaN, empty: see `usable`) gets None, never a reward:
         TRL treats None as unscorable (no advantage, left out of its group's baseline). Such rows are counted in
-        the `mentor/reward_no_reference` metric when TRL passes `log_metric`."""
+        the `mentor/reward_no_reference` metric by the reward functions of mentor/rewards.py."""
         needed = self.reference_fields if self.score_fields is None else self.score_fields
         refs = self.references_from_columns(len(completions), columns, needed)
         out = [None if not all(usable(ref.get(f)) for f in needed) else self.score(completion_text(c), ref)
                for c, ref in zip(completions, refs)]
-        log_no_reference(out, columns.get("log_metric"))
         return out
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:

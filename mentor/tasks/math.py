@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from mentor.leakage import check_leak
-from mentor.mathtext.answer import analyse_answer
+from mentor.mathtext.answer import STOP_WORDS, analyse_answer
 from mentor.mathtext.ascii import to_ascii_math
 from mentor.mathtext.cost import expression_cost, safe_expression
 from mentor.mathtext.steps import split_steps, word_list
@@ -35,8 +35,7 @@ from mentor.types import Attempt, Diagnosis, FailedGroup
 MAX_COMPLETION_CHARS = 6000  # scored from the end: the answer is there, and math-verify's cost stays bounded
 MAX_FEEDBACK_CHARS = 20_000  # feedback reads the worked steps from the start, up to this length
 MAX_FEEDBACK_STEPS = 200
-_STOP = {"the", "a", "an", "is", "are", "of", "to", "and", "or", "for", "all", "it", "in", "there", "such",
-         "that", "text", "mathrm", "textbf", "final", "answer"}
+_STOP = STOP_WORDS | {"text", "mathrm", "textbf", "final", "answer"}  # and the words of a boxed answer's markup
 
 
 # --------------------------------------------------------------------------------------------------

@@ -64,30 +64,6 @@ def bounded(record: dict[str, Any]) -> tuple[dict[str, Any], str]:
         limit //= 4
 
 
-def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each node record with its whole `input` and `output`, as the node saw and returned them.
-
-    A record stores only what a node added (mentor/runtime/runner.py): input keys that an earlier node wrote are named
-    in `inherited` with the node(s) that wrote them, and an output string that repeats an input value is
-    `{"$input": key}`. The viewer's script rebuilds them the same way.
-    """
-    def deref(value: Any, inputs: dict[str, Any]) -> Any:
-        if isinstance(value, dict):
-            if list(value) == ["$input"]:
-                return inputs.get(value["$input"])
-            return {k: deref(v, inputs) for k, v in value.items()}
-        return [deref(v, inputs) for v in value] if isinstance(value, list) else value
-
-    full: list[dict[str, Any]] = []
-    for node in nodes:
-        inputs = dict(node.get("input") or {})
-        for key, sources in (node.get("inherited") or {}).items():
-            values = [(full[j]["output"] or {}).get(key) if j < len(full) else None for j in sources]
-            inputs[key] = values[0] if len(values) == 1 else [item for v in values for item in v or []]
-        full.append({**node, "input": inputs, "output": deref(node.get("output"), inputs)})
-    return full
-
-
 def _row(step: int, record: dict[str, Any]) -> tuple:
     """The interventions table's row of one record."""
     r, text = bounded(record)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import torch
 
 from mentor.config import MentorConfig
-from mentor.tasks.base import Task, completion_text, response_prefix_ids
+from mentor.tasks.base import Task, completion_text
 
 
 @dataclass
@@ -71,6 +71,17 @@ def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
     if pattern.search(broken):  # a token that holds a space after its first character: no text of it is kept
         return pattern.sub("", broken), count
     return broken, count
+
+
+def response_prefix_ids(task: Task, encode: Callable[[str], list[int]], original: list[int], hinted: list[int],
+                        hint: str) -> list[int]:
+    """Token ids of a response prefix (`hint_placement: prefix`): what the hinted prompt's ids add to the original
+    prompt's; where tokenizing the two texts apart changed the ids at the seam, the prefix
+    (`task.response_prefix(hint)`) tokenized by itself. The in-step hook and `mentor eval` both use it, so both
+    train or score the same ids."""
+    if list(hinted[:len(original)]) == list(original):
+        return list(hinted[len(original):])
+    return list(encode(task.response_prefix(hint)))
 
 
 @dataclass
@@ -161,7 +172,7 @@ class BatchRules:
 
     def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
         """Token ids of the response prefix: what the hinted prompt adds to the original one."""
-        return response_prefix_ids(original, hinted, lambda: self.encode(self.task.response_prefix(hint)))
+        return response_prefix_ids(self.task, self.encode, original, hinted, hint)
 
     def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
                rewards: torch.Tensor) -> None:

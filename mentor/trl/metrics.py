@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from mentor.summary import summarise
 from mentor.types import Intervention
 
 
@@ -16,17 +17,13 @@ def count_skipped(stats: Counter, reason: str) -> None:
 
 def count_intervention(stats: Counter, intervention: Intervention, recovered: bool) -> None:
     """One intervention of the step: its outcome, the leaks it blocked, its fallbacks, its error class and tier."""
-    iv = intervention
+    counts = summarise([intervention])
     stats["interventions"] += 1
     stats["recovered"] += recovered
-    stats["withheld"] += iv.withheld
-    stats["leaks_blocked"] += len(iv.leak["leaked_drafts"])
-    stats["llm_fallbacks"] += len(iv.fallbacks)
-    stats["failures"] += iv.error is not None
-    stats[f"error_class/{iv.diagnosis.error_class}"] += iv.error is None
-    if iv.hint:
-        stats["tier_sum"] += iv.tier
-        stats["hinted"] += 1
+    for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted"):
+        stats[key] += getattr(counts, key)
+    error_class = intervention.diagnosis.error_class
+    stats[f"error_class/{error_class}"] += counts.classes[error_class]  # 0 for a failed run: the class is still named
 
 
 def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_groups: int, mentor_s: float,

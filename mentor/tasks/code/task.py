@@ -9,7 +9,7 @@ from collections import Counter, OrderedDict
 from typing import Any
 
 from mentor.sandbox.harness import harness_source
-from mentor.tasks.base import Task, completion_text, log_no_reference
+from mentor.tasks.base import Task, completion_text
 from mentor.tasks.code.extract import extract_code, prompt_code
 from mentor.tasks.code.feedback import feedback_from_run
 from mentor.tasks.code.hints import compose_hint, most_common_detail
@@ -121,13 +121,12 @@ class CodeTask(Task):
     # --- training ----------------------------------------------------------------------------------------
     def reward(self, completions: list[Any], partial_credit: bool | None = None, **columns: Any) -> list[float | None]:
         """Rewards of a batch; None (unscorable to TRL) for a row whose `test` or `entry_point` is None, NaN or blank,
-        counted in `mentor/reward_no_reference`: a row without tests must not pay, nor stop the run."""
+        counted in `mentor/reward_no_reference` (mentor/rewards.py): a row without tests must not pay, nor stop the run."""
         refs = self.references_from_columns(len(completions), map_prompt_column(columns))
         scored = [i for i, ref in enumerate(refs) if not self.missing_reference(ref)]
         out: list[float | None] = [None] * len(refs)
         for i, fb in zip(scored, self.run_many([completions[i] for i in scored], [refs[i] for i in scored])):
             out[i] = self.reward_of(fb, partial_credit)
-        log_no_reference(out, columns.get("log_metric"))
         return out
 
     def score(self, completion: str, reference: dict[str, Any]) -> float:

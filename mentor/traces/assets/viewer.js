@@ -587,9 +587,10 @@
     }
   }
 
-  // Each node's whole input and output. A record stores only what a node added (mentor/runtime/runner.py): input keys an
-  // earlier node wrote are named in `inherited` with the node(s) that wrote them (several: an accumulating list),
-  // and an output string that repeats an input value is {"$input": key}. mentor.traces.node_io does the same.
+  // Each node's whole input and output, rebuilt from the compact node records of mentor/trace_format.py: input keys
+  // an earlier node wrote are named in `inherited` with the node(s) that wrote them (several: an accumulating list),
+  // and an output string that repeats an input value is {"$input": key}. mentor.trace_format.node_io does the same;
+  // tests/test_trace_format.py checks both on tests/data/node_records.json.
   function nodeIO(nodes) {
     var full = [];
     nodes.forEach(function (nd) {

@@ -1,0 +1,102 @@
+"""The `mentor eval` command: check the arguments, read the failures, load every config and the policy, write the
+report (each finished row to `-o`.partial first), print the table, and exit 1 under `--fail-under`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mentor.evaluation.annotations import read_annotations
+from mentor.evaluation.arguments import add_arguments, parse_configs, parse_fail_under
+from mentor.evaluation.page import write_html
+from mentor.evaluation.policy import load_policy
+from mentor.evaluation.report import evaluate, load_configs
+from mentor.output import partial_path, write_atomically
+from mentor.types import InputError, Intervention
+
+
+def cmd_eval(args) -> int:
+    """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
+    (mentor/output.py), so Ctrl-C keeps the rows that finished."""
+    from mentor.failures import check_output, read_failures
+    from mentor.policy import torch_threads
+    from mentor.runtime.versions import describe
+    from mentor.traces.jsonl import write_interventions
+
+    out, html = Path(args.output), Path(args.html) if args.html else None
+    kept = Path(args.interventions) if args.interventions else None
+    failures = Path(args.failures)
+    for flag, path, inputs in (("-o", out, [failures]), ("--html", html, [failures, out])):
+        if path:
+            check_output(path, flag, inputs)
+    for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
+        if value < 1:
+            raise InputError(f"{flag} {value}: must be at least 1")
+    if not args.temperature >= 0:
+        raise InputError(f"--temperature {args.temperature}: must be >= 0 (0 is greedy)")
+    configs = parse_configs(args.config)
+    fail_under = parse_fail_under(args.fail_under, ["none", *configs])
+    groups, skipped = read_failures(args.failures)
+    annotated = read_annotations(args.failures)
+    for problem in skipped:
+        print(problem, file=sys.stderr)
+    runtimes = load_configs(configs)
+    for name, runtime in runtimes.items():  # which graph, prompts and backends each row runs
+        print(f"[{name}] " + describe(runtime.versions).replace("\n", f"\n[{name}] "), file=sys.stderr)
+    for name in runtimes if kept else ():
+        check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
+    policy = load_policy(args.policy)
+
+    def keep(name: str, interventions: list[Intervention]) -> None:
+        write_interventions(kept / f"{name}.jsonl", groups, interventions)
+
+    finished: dict[str, Any] = {}
+
+    def row_done(name: str, row: dict[str, Any]) -> None:
+        finished[name] = row
+        write_atomically(partial_path(out), [json.dumps({"policy": policy.name, "configs": finished,
+                                                         "skipped": skipped}, indent=2)])
+
+    try:
+        with torch_threads(args.threads):
+            report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens,
+                              args.seed, annotated, keep if kept else None, row_done)
+    except KeyboardInterrupt:
+        print(f"mentor: interrupted: {len(finished)} of {len(runtimes) + 1} rows finished"
+              + (f" ({', '.join(finished)}); their figures are in {partial_path(out)}" if finished else "")
+              + f" ({out} is left as it was)", file=sys.stderr)
+        return 130
+    report["skipped"] = skipped
+    write_atomically(out, [json.dumps(report, indent=2)])
+    partial_path(out).unlink(missing_ok=True)
+    if html:
+        write_html(report, html)
+    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'withheld':>10}"
+          f"{'fallbacks':>11}{'failures':>10}")
+    for name, row in report["configs"].items():
+        rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
+        print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
+              f"{rely:>10}{row['withheld']:>10}{row['llm_fallbacks']:>11}{row['failures']:>10}")
+    for name, row in report["configs"].items():
+        if row["diagnosis_accuracy"]:
+            d = row["diagnosis_accuracy"]
+            print(f"{name}: first_error_step matches {100 * d['exact']:.1f}% of {d['attempts']} annotated attempts "
+                  f"exactly, {100 * d['within_1']:.1f}% within 1")
+    o = report["oracle"]
+    print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
+          f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else "")
+          + (f"; each row's interventions in {kept}/NAME.jsonl (`mentor traces view FILE` pages one)" if kept else ""))
+    below = [f"{n} {100 * report['configs'][n]['rescue_rate']:.1f}% < {100 * r:.1f}%" for n, r in fail_under.items()
+             if report["configs"][n]["rescue_rate"] < r]
+    if below:
+        print("--fail-under: " + "; ".join(below), file=sys.stderr)
+        return 1
+    return 0
+
+
+def add_eval_command(sub) -> None:
+    p = sub.add_parser("eval", help="measure how well each config's hints rescue a policy's stored failures")
+    add_arguments(p)
+    p.set_defaults(func=cmd_eval)

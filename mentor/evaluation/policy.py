@@ -1,0 +1,55 @@
+"""The policy `mentor eval` samples: `lab`, a save_pretrained directory or a hub id, and its chat rendering."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mentor.types import InputError
+
+LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
+DEFAULT_MAX_NEW_TOKENS = 256
+
+
+@dataclass
+class Policy:
+    name: str
+    model: Any
+    tokenizer: Any
+    max_new_tokens: int  # the default response length for this policy
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def render(self, prompt: str) -> str:
+        """The text the policy continues for a problem: its user turn through the chat template (with the generation
+        prompt) where the tokenizer has one, as TRL renders a conversational prompt; else the text as it is. The lab's
+        template renders a user turn as its bare text, so lab prompts are unchanged."""
+        if not getattr(self.tokenizer, "chat_template", None):
+            return prompt
+        # Encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled.
+        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
+                                                  add_generation_prompt=True)
+
+
+def load_policy(name: str) -> Policy:
+    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
+    from mentor.models import resolve
+    from mentor.policy import COMMITTED_POLICY
+    from mentor.policy import load_policy as load_checkpoint
+
+    path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)
+    if Path(path).exists() and not (Path(path) / "config.json").is_file():
+        raise InputError(f"--policy {name}: {path} has no config.json; give `lab`, a save_pretrained directory or "
+                         f"a hub id")
+    try:
+        model, tokenizer = load_checkpoint(path)  # in eval mode
+    except (OSError, ValueError) as e:
+        raise InputError(f"--policy {name}: not `lab`, a save_pretrained directory or a loadable hub id "
+                         f"({type(e).__name__}: {str(e).splitlines()[0][:200]})") from None
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    lab = (Path(path) / "meta.json").is_file() and "weights_key" in json.loads((Path(path) / "meta.json").read_text())
+    return Policy(name, model, tokenizer, LAB_MAX_NEW_TOKENS if lab else DEFAULT_MAX_NEW_TOKENS)

@@ -1,0 +1,134 @@
+"""The report of `mentor eval`: per row (`none` and each config), its rescue rate, reward, hint cost, counts of
+what the graph did, reliance, per-class rescue and diagnosis accuracy, and the oracle over the rows."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any, Callable
+
+from mentor.evaluation.inputs import group_inputs
+from mentor.evaluation.policy import Policy
+from mentor.evaluation.reliance import reliance
+from mentor.evaluation.sampling import sample
+from mentor.summary import summarise
+from mentor.types import FailedGroup, InputError, Intervention
+
+
+def with_columns(group: FailedGroup, columns: dict[str, str]) -> FailedGroup:
+    """The group with each reference field the config maps (`columns: {hint: hint2}`) read from its column, as the
+    in-step hook reads dataset columns: one failures file can hold several hint libraries."""
+    if not columns:
+        return group
+    reference = {**group.reference, **{ours: group.reference[theirs] for ours, theirs in columns.items()
+                                        if theirs in group.reference}}
+    return FailedGroup(group.problem_id, group.task, group.prompt, reference, group.attempts, group.previous_hints)
+
+
+def error_class(group: FailedGroup) -> str:
+    """The group's error class by the task's rules classifier (the mentor's default): one grouping for every row."""
+    from mentor.tasks import get_task
+
+    task = get_task(group.task)
+    counts = defaultdict(int)
+    for attempt in group.attempts:
+        counts[task.classify(attempt, group.reference)] += 1
+    return task.dominant_class(counts, "unknown")
+
+
+def diagnosis_accuracy(predicted: list[int | None], annotated: list[list[int | None]] | None
+                       ) -> dict[str, Any] | None:
+    """How often the analyst's `first_error_step` of each group (`predicted`) equals each of its attempts' annotated
+    first wrong step (`annotated`, per group per attempt; None where an attempt has none): `{"attempts": n,
+    "exact": share, "within_1": share}` over the n annotated attempts; a None prediction matches nothing. None
+    without an annotated attempt."""
+    pairs = [(p, s) for p, steps in zip(predicted, annotated or []) for s in steps if s is not None]
+    if not pairs:
+        return None
+    return {"attempts": len(pairs), "exact": sum(p == s for p, s in pairs) / len(pairs),
+            "within_1": sum(p is not None and abs(p - s) <= 1 for p, s in pairs) / len(pairs)}
+
+
+def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
+    """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing."""
+    from mentor.runtime import MentorRuntime
+
+    runtimes = {}
+    for name, path in configs.items():
+        try:
+            runtimes[name] = MentorRuntime(path)
+        except InputError as e:
+            raise InputError(f"--config {name}={path}: {e}") from None
+    return runtimes
+
+
+def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
+             temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
+             annotated: list[list[int | None]] | None = None,
+             on_interventions: Callable[[str, list[Intervention]], None] | None = None,
+             on_row: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
+    MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
+    first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
+    interventions)` is called once a row's graph has run, before its sampling; `on_row(name, figures)` once a row is
+    done."""
+    from tqdm.auto import tqdm
+
+    from mentor.tasks import get_task
+
+    max_new_tokens = max_new_tokens or policy.max_new_tokens
+    classes = [error_class(g) for g in groups]
+    report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
+                              "max_new_tokens": max_new_tokens, "configs": {}}
+    rescued_by: dict[str, list[bool]] = {}
+    for name in ["none", *runtimes]:
+        t0 = time.perf_counter()
+        if name == "none":
+            hints, placement, interventions = [None] * len(groups), "prompt", []
+        else:
+            runtime = runtimes[name]
+            with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
+                interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
+                                            on_done=lambda *_: bar.update(), clock="group")
+            if on_interventions:
+                on_interventions(name, interventions)
+            hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
+        mentor_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        inputs = [group_inputs(policy, g, h, placement) for g, h in zip(groups, hints)]
+        responses = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc=f"sampling {name}")
+        rewards = [[get_task(g.task).score(text, g.reference) for text, _ in rs] for g, rs in zip(groups, responses)]
+        rescued = [max(r) > 0 for r in rewards]
+        hinted_correct = [(x, ids) for x, h, rs, r in zip(inputs, hints, responses, rewards) if h
+                          for (_, ids), ok in zip(rs, r) if ok > 0]
+        rely = reliance(policy, hinted_correct) if name != "none" else None
+        sample_s = time.perf_counter() - t0
+        given = [h for h in hints if h]
+        counts = summarise(interventions)
+        per_class: dict[str, dict[str, Any]] = {}
+        for c, ok in zip(classes, rescued):
+            entry = per_class.setdefault(c, {"groups": 0, "rescued": 0})
+            entry["groups"], entry["rescued"] = entry["groups"] + 1, entry["rescued"] + ok
+        report["configs"][name] = {
+            "groups": len(groups),
+            "rescue_rate": sum(rescued) / len(groups),
+            "mean_reward": sum(map(sum, rewards)) / (len(groups) * samples),
+            "hint_tokens": sum(len(policy.encode(h)) for h in given) / len(given) if given else 0.0,
+            # As the training metrics (one mentor.summary.summarise): an llm node that fell back to rules, and a
+            # group whose graph run failed (no hint), so a row that silently became its rules twin says so.
+            **{key: getattr(counts, key) for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures")},
+            "reliance": rely,
+            "per_error_class": {c: {"groups": e["groups"], "rescue_rate": e["rescued"] / e["groups"]}
+                                for c, e in sorted(per_class.items())},
+            "diagnosis_accuracy": diagnosis_accuracy([iv.diagnosis.first_error_step for iv in interventions],
+                                                     annotated) if name != "none" else None,
+            "mentor_s": round(mentor_s, 3),
+            "sample_s": round(sample_s, 3),
+        }
+        rescued_by[name] = rescued
+        if on_row:
+            on_row(name, report["configs"][name])
+    best = max(report["configs"], key=lambda n: report["configs"][n]["rescue_rate"])  # ties: the first row
+    report["oracle"] = {"rescue_rate": sum(map(any, zip(*rescued_by.values()))) / len(groups),
+                        "best_single": best, "best_single_rate": report["configs"][best]["rescue_rate"]}
+    return report

@@ -1,0 +1,46 @@
+"""The one count of a batch of interventions: hints, withheld, leaks blocked, fallbacks, failures, tiers and error
+classes. It serves the training metrics (mentor/trl/metrics.py), `mentor diagnose`'s printout (mentor/cli.py) and
+the rows of `mentor eval` (mentor/evaluation/), so that the three count the same way."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from mentor.types import Intervention
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a batch of interventions did. A failure is a graph run that ended in an error (a timeout, an
+    exception, a refused hint): it gives no hint, and its error class is not counted."""
+
+    groups: int = 0
+    hinted: int = 0  # interventions that give a hint
+    withheld: int = 0  # interventions whose hint was withheld
+    leaks_blocked: int = 0  # drafts the leakage checker rejected
+    llm_fallbacks: int = 0  # llm nodes that fell back to rules
+    failures: int = 0
+    timed_out: int = 0  # of the failures, those the timeout cut off
+    tiers: Counter = field(default_factory=Counter)  # tier -> hints given at it
+    classes: Counter = field(default_factory=Counter)  # error class -> runs that did not fail
+
+    @property
+    def tier_sum(self) -> int:
+        return sum(tier * n for tier, n in self.tiers.items())
+
+
+def summarise(interventions: list[Intervention]) -> Summary:
+    """The counts of `interventions`."""
+    failed = [iv for iv in interventions if iv.error is not None]
+    return Summary(
+        groups=len(interventions),
+        hinted=sum(bool(iv.hint) for iv in interventions),
+        withheld=sum(bool(iv.withheld) for iv in interventions),
+        leaks_blocked=sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
+        llm_fallbacks=sum(len(iv.fallbacks) for iv in interventions),
+        failures=len(failed),
+        timed_out=sum(iv.error.startswith("timeout") for iv in failed),
+        tiers=Counter(iv.tier for iv in interventions if iv.hint),
+        classes=Counter(iv.diagnosis.error_class for iv in interventions if iv.error is None),
+    )
