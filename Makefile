@@ -6,8 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast test-trl-oldest setup bench clean
 
-# Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests.
-APT_PACKAGES := bubblewrap chromium
+# Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests; nodejs
+# runs the viewer's record decoder against the Python one (tests/test_trace_format.py).
+APT_PACKAGES := bubblewrap chromium nodejs
 
 $(STAMP): pyproject.toml
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
