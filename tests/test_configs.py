@@ -458,6 +458,7 @@ GRAPH_HEAD = "from mentor.graphs.mentor.graph import build_graph as shipped\n"
      r"build_graph\(config\) is 'None' \(NoneType\), not a compiled LangGraph graph"),
     ("def build_graph(config):\n    raise KeyError('nodes')\n", "build_graph",
      r"build_graph\(config\) raised KeyError: 'nodes'"),
+    ("def build_graph():\n    raise KeyError('edges')\n", "build_graph", r"build_graph\(\) raised KeyError: 'edges'"),
     (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom mentor.graphs.mentor.state import MentorState\n"
      "graph = StateGraph(MentorState)\n", "graph", r"graph is .*\(StateGraph\), not a compiled LangGraph graph"),
 ])
