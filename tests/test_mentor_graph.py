@@ -164,6 +164,10 @@ def test_the_run_context_is_plain_described_settings_and_the_live_resources_are_
     # What `langgraph dev` sends as JSON and Studio shows: every field described, nothing live inside.
     settings = MentorContext.of(MentorConfig(nodes={"hint_composer": "llm"}, max_leak_retries=1))
     assert [f.name for f in dataclasses.fields(MentorContext) if not f.metadata.get("description")] == []
+    for spec in (MentorConfig().graph, "graphs/static_hints/graph.py:graph"):  # the schema LangGraph serves for it
+        described = load_graph(spec).get_context_jsonschema()["properties"]
+        assert sorted(described) == sorted(f.name for f in dataclasses.fields(MentorContext))
+        assert all(field["description"] for field in described.values()), spec
     plain = json.loads(json.dumps(dataclasses.asdict(settings)))
     assert MentorContext(**plain) == settings and plain["nodes"]["hint_composer"] == "llm"
     assert isinstance(MentorContext(llm={"max_tokens": 7}).llm.max_tokens, int)
