@@ -30,11 +30,11 @@ def load_graph(spec: str, config: MentorConfig | None = None):
     """The graph named by `path.py:variable` (the langgraph.json convention).
 
     The variable is a compiled graph, or a function returning one, given the MentorConfig if it takes an argument
-    (`build_graph(config)`). A relative path is
-    found in the working directory, else among the shipped graphs (`graphs/static_hints/graph.py:graph`); a config
-    file's own relative `graph:` was already made absolute against its folder (`MentorConfig.load`). The file is
-    imported as part of its folder (mentor.runtime.graph_files), so it imports that folder's files, not another
-    copy's; the folder above its package folders goes on sys.path too, for absolute imports of its own package.
+    (`build_graph(config)`). A relative path is found in the working directory, else among the shipped graphs
+    (`graphs/static_hints/graph.py:graph`); a config file's own relative `graph:` was already made absolute against
+    its folder (`MentorConfig.load`). The file is imported as part of its folder (mentor.runtime.graph_files), so it
+    imports that folder's files, not another copy's; the folder above its package folders goes on sys.path too,
+    for absolute imports of its own package.
     """
     path = resolve_graph_path(spec)
     name = spec.rpartition(":")[2] if ":" in spec else ""
@@ -54,9 +54,10 @@ def load_graph(spec: str, config: MentorConfig | None = None):
         raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
     obj = getattr(module, name)
     if not isinstance(obj, Pregel) and callable(obj):
-        call = f"{name}(config)" if _takes_an_argument(obj) else f"{name}()"
+        given = _takes_an_argument(obj)
+        call = f"{name}(config)" if given else f"{name}()"
         try:
-            obj = obj(config) if call.endswith("(config)") else obj()
+            obj = obj(config) if given else obj()
         except Exception as e:
             raise InputError(f"graph '{spec}': {call} raised {type(e).__name__}: {e}") from e
         name = call
