@@ -39,7 +39,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 from machine import cpu_name, load_average  # noqa: E402
 from mentor.config import NODES, MentorConfig  # noqa: E402
 from mentor.runtime import MentorRuntime  # noqa: E402
-from mentor.runtime.context import MentorContext  # noqa: E402
 from mentor.types import FailedGroup  # noqa: E402
 
 
@@ -103,7 +102,7 @@ def bench_rules(n: int, repeats: int) -> None:
           f"CPU {ratio(1):.2f}x")
 
     single = min(n, 200)
-    config, context = {"recursion_limit": 12}, MentorContext(runtime.config)
+    config, context = {"recursion_limit": 12}, runtime.context
 
     async def one_at_a_time(kind: str) -> list[float]:
         times = []

@@ -54,8 +54,7 @@ class LLMConfig:
                 "detected from its answers: one warning, then prompt-only JSON for the rest of the run."})
 
     def __post_init__(self):
-        _check_types(self, "llm.")
-        _check_ranges(self, _LLM_RANGES, "llm.")
+        check_fields(self, "llm.")
         if self.provider not in ("openai", "hf"):
             raise InputError(f"llm.provider: '{self.provider}' must be 'openai' or 'hf'")
 
@@ -71,9 +70,10 @@ class MentorConfig:
                 "`package.module:Class`). Default: inferred from the dataset's columns."})
     graph: str = field(default=DEFAULT_GRAPH, metadata={
         "help": "The mentor graph as `path.py:variable` (the langgraph.json convention); the variable is a "
-                "compiled graph or a `build_graph(config)` function. A relative path is found from the config "
-                "file's folder, then the working directory, then among the shipped graphs. Default: the installed "
-                "`graphs/mentor/graph.py`, wherever the run starts."})
+                "compiled graph or a function returning one: `build_graph()`, or `build_graph(config)` to be given "
+                "this MentorConfig. A relative path is found from the config file's folder, then the working "
+                "directory, then among the shipped graphs. Default: the installed `graphs/mentor/graph.py`, wherever "
+                "the run starts."})
     nodes: dict[str, str] = field(default_factory=lambda: {n: "rules" for n in NODES}, metadata={
         "help": "Backend per node, `rules` (deterministic, offline; the default) or `llm`."})
     llm: LLMConfig = field(default_factory=LLMConfig, metadata={
@@ -126,16 +126,9 @@ class MentorConfig:
                 "over them) on steps that are a multiple of this. 0: off."})
 
     def __post_init__(self):
-        if isinstance(self.llm, dict):
-            self.llm = _build(LLMConfig, self.llm, "llm")
-        _check_types(self, "")
-        _check_ranges(self, _RANGES, "")
-        self.nodes = {**{n: "rules" for n in NODES}, **self.nodes}
-        for node, backend in self.nodes.items():
-            if node not in NODES:
-                raise InputError(f"nodes: unknown node '{node}'; the nodes are {list(NODES)}")
-            if backend not in ("rules", "llm"):
-                raise InputError(f"nodes.{node}: backend '{backend}' must be 'rules' or 'llm'")
+        self.llm = llm_config(self.llm)
+        check_fields(self, "")
+        self.nodes = node_backends(self.nodes)
         choices = {"strategy": ("replace_group", "replace_k", "mixed"), "hint_placement": ("prompt", "prefix"),
                    "mode": ("in_step", "next_attempt")}
         for key, allowed in choices.items():
@@ -175,6 +168,22 @@ class MentorConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def llm_config(value: LLMConfig | dict) -> LLMConfig:
+    """The LLMConfig of a mapping (its keys checked: an unknown or renamed one is refused by name); others as given,
+    for `check_fields` to refuse what is not a mapping."""
+    return _build(LLMConfig, value, "llm") if isinstance(value, dict) else value
+
+
+def node_backends(nodes: dict[str, str]) -> dict[str, str]:
+    """The backend of every node: those `nodes` names, `rules` for the rest. Refuses an unknown node or backend."""
+    for node, backend in nodes.items():
+        if node not in NODES:
+            raise InputError(f"nodes: unknown node '{node}'; the nodes are {list(NODES)}")
+        if backend not in ("rules", "llm"):
+            raise InputError(f"nodes.{node}: backend '{backend}' must be 'rules' or 'llm'")
+    return {**{n: "rules" for n in NODES}, **nodes}
 
 
 def with_paths_from(values: dict, folder: Path) -> dict:
@@ -229,6 +238,16 @@ _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "temperature": (lambda v: 0 <= v < math.inf, "a number >= 0"),
     "max_tokens": (lambda v: v is None or v >= 1, "an integer >= 1, or null for each node's own budget"),
 }
+
+
+def check_fields(config, prefix: str) -> None:
+    """Refuses (InputError) the first field of the config dataclass `config` (MentorConfig, LLMConfig, or a part of
+    one, as mentor.runtime.context.MentorContext) of the wrong type or out of its range. `prefix` starts each key
+    in the message (`llm.` inside a MentorConfig)."""
+    _check_types(config, prefix)
+    ranges = _LLM_RANGES if isinstance(config, LLMConfig) else _RANGES
+    names = {f.name for f in dataclasses.fields(config)}
+    _check_ranges(config, {key: check for key, check in ranges.items() if key in names}, prefix)
 
 
 def _check_ranges(config, ranges: dict[str, tuple[Any, str]], prefix: str) -> None:

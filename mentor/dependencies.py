@@ -9,15 +9,15 @@ from importlib.metadata import requires
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-import mentor
+from mentor.shipped import CHECKOUT
 
 DISTRIBUTION = "mentor-rl"
 
 
 def declared(name: str) -> Requirement:
     """The package's requirement on dependency `name`."""
-    if mentor._CHECKOUT is not None:
-        lines = tomllib.loads((mentor._CHECKOUT / "pyproject.toml").read_text())["project"]["dependencies"]
+    if CHECKOUT is not None:
+        lines = tomllib.loads((CHECKOUT / "pyproject.toml").read_text())["project"]["dependencies"]
     else:
         lines = requires(DISTRIBUTION) or []
     for line in lines:

@@ -281,7 +281,7 @@ def test_compose_three_tiers_that_do_not_leak(task, he):
 def test_choose_tier_escalates(task, he):
     p = he["HumanEval/0"]
     group = make_group(task, p, ["    return False\n"], previous=[{"tier": 1, "hint": "x"}])
-    assert task.choose_tier(group, Diagnosis(), 0) == 2
+    assert task.choose_tier(group, Diagnosis()) == 2
 
 
 # --- leakage ---------------------------------------------------------------------------------------------

@@ -297,6 +297,16 @@ def test_accelerate_configs_load_and_match_their_names():
 # The script, end to end on CPU
 
 
+def test_the_mentor_script_argument_holds_a_mapping_or_a_path():
+    # A YAML `mentor:` section stays the mapping it is; a path, in the YAML or on the command line, stays text.
+    assert isinstance(parse(TRAINING / "configs" / "smollm2-135m-cpu.yaml")[0].mentor, dict)
+    assert parse(TRAINING / "configs" / "lab_cpu.yaml")[0].mentor == "mentor/lab/strategy.json"
+    parser = TrlParser((MentorScriptArguments, GRPOConfig, ModelConfig))
+    [script_args, *_] = parser.parse_args_and_config(["--config", str(TRAINING / "configs" / "lab_cpu.yaml"),
+                                                      "--mentor", "my/mentor.yaml"])
+    assert script_args.mentor == "my/mentor.yaml"
+
+
 def test_train_grpo_runs_one_step_and_writes_traces(tmp_path):
     """training/train_grpo.py's main() on the CPU lab config, with a tiny fresh policy saved in tmp: one GRPO step
     with the mentor attached; the trace store holds the step's interventions, and, under the config's
@@ -448,6 +458,7 @@ GRAPH_HEAD = "from mentor.graphs.mentor.graph import build_graph as shipped\n"
      r"build_graph\(config\) is 'None' \(NoneType\), not a compiled LangGraph graph"),
     ("def build_graph(config):\n    raise KeyError('nodes')\n", "build_graph",
      r"build_graph\(config\) raised KeyError: 'nodes'"),
+    ("def build_graph():\n    raise KeyError('edges')\n", "build_graph", r"build_graph\(\) raised KeyError: 'edges'"),
     (GRAPH_HEAD + "from langgraph.graph import StateGraph\nfrom mentor.graphs.mentor.state import MentorState\n"
      "graph = StateGraph(MentorState)\n", "graph", r"graph is .*\(StateGraph\), not a compiled LangGraph graph"),
 ])

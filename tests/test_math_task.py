@@ -241,9 +241,9 @@ def test_compose_escalates_and_backs_off(champ, task):
         "Finish with one final answer written as \\boxed{...}")
     with_concepts = FailedGroup("p", "math", row["prompt"], {**reference(row), "concepts": row["concepts"]}, [])
     assert task.compose(with_concepts, d, 1, None) == f"Key idea: {row['concepts'][0]}"
-    assert task.choose_tier(g, d, 0) == 1
+    assert task.choose_tier(g, d) == 1
     later = group(row, previous_hints=[{"tier": 2, "hint": "..."}])
-    assert task.choose_tier(later, d, 0) == 3 and task.choose_tier(later, d, 1) == 2
+    assert task.choose_tier(later, d) == 3
 
 
 def failed_group(problem_id, prompt, ref, completions, previous_hints=()):

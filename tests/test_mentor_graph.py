@@ -1,6 +1,7 @@
 """The mentor graph with the rules backend: its shape, the bounded leak loop, the runtime and `mentor diagnose`."""
 
 import asyncio
+import dataclasses
 import json
 import re
 import shutil
@@ -13,6 +14,7 @@ from failed_groups import ARITHMETIC
 from mentor.cli import main
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime, load_graph
+from mentor.runtime.context import MentorContext, MentorResources, lent_resources
 from mentor.runtime.schemas import node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
@@ -151,9 +153,33 @@ def test_a_graph_run_given_no_context_gets_the_defaults_and_a_mapping_is_read_as
     monkeypatch.setattr(get_task("arithmetic"), "compose", lambda group, diagnosis, tier, feedback: "it is 0425")
     graph = load_graph(MentorConfig().graph)
     default = asyncio.run(graph.ainvoke({"group": ARITHMETIC}))
-    given = asyncio.run(graph.ainvoke({"group": ARITHMETIC}, context={"mentor": {"max_leak_retries": 0}}))
+    given = asyncio.run(graph.ainvoke({"group": ARITHMETIC}, context={"max_leak_retries": 0}))
     assert default["withheld"] and len(default["leaked_drafts"]) == 1 + MentorConfig().max_leak_retries
     assert given["withheld"] and len(given["leaked_drafts"]) == 1
+    with pytest.raises(TypeError, match="'mentor'"):  # the settings sit at the context's top level now
+        asyncio.run(graph.ainvoke({"group": ARITHMETIC}, context={"mentor": {"max_leak_retries": 0}}))
+
+
+def test_the_run_context_is_plain_described_settings_and_the_live_resources_are_apart():
+    # What `langgraph dev` sends as JSON and Studio shows: every field described, nothing live inside.
+    settings = MentorContext.of(MentorConfig(nodes={"hint_composer": "llm"}, max_leak_retries=1))
+    assert [f.name for f in dataclasses.fields(MentorContext) if not f.metadata.get("description")] == []
+    for spec in (MentorConfig().graph, "graphs/static_hints/graph.py:graph"):  # the schema LangGraph serves for it
+        described = load_graph(spec).get_context_jsonschema()["properties"]
+        assert sorted(described) == sorted(f.name for f in dataclasses.fields(MentorContext))
+        assert all(field["description"] for field in described.values()), spec
+    plain = json.loads(json.dumps(dataclasses.asdict(settings)))
+    assert MentorContext(**plain) == settings and plain["nodes"]["hint_composer"] == "llm"
+    assert isinstance(MentorContext(llm={"max_tokens": 7}).llm.max_tokens, int)
+    with pytest.raises(InputError, match="nodes.hint_composer: backend 'gpt'"):
+        MentorContext(nodes={"hint_composer": "gpt"})
+    with pytest.raises(InputError, match="max_leak_retries: -1 is out of range"):
+        MentorContext(max_leak_retries=-1)
+    with pytest.raises(InputError, match=r"llm: unknown key\(s\) \['colour'\]"):
+        MentorContext(llm={"colour": "blue"})
+    runtime = MentorRuntime({"max_leak_retries": 1})
+    assert runtime.context == MentorContext(max_leak_retries=1)
+    assert lent_resources() == MentorResources()  # outside a run: none lent
 
 
 @pytest.mark.parametrize("prompt", ["prompts/hint_composer.md", "prompts/code/hint_composer.md"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser, get_peft_config
 
@@ -35,7 +36,10 @@ class MentorScriptArguments(ScriptArguments):
     reward_funcs: list[str] = field(default_factory=list, metadata={"help": "Reward functions, dotted paths."})
     dataset_factory: str | None = field(default=None, metadata={"help": "Dotted path of a dataset function."})
     dataset_factory_kwargs: dict | None = field(default=None, metadata={"help": "Its keyword arguments."})
-    mentor: str | None = field(default=None, metadata={"help": "Mentor config: mapping or YAML path."})
+    # In this order: TRL's parser (HfArgumentParser) reads a command-line value as the union's second type, so
+    # `--mentor PATH` is text; the YAML's `mentor:` mapping arrives as the dict it is.
+    mentor: dict[str, Any] | str | None = field(default=None, metadata={
+        "help": "Mentor config: mapping or YAML path."})
 
 
 def import_object(path: str):

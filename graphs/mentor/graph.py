@@ -21,8 +21,8 @@ def route_after_check(state: MentorState) -> Literal["hint_composer", "__end__"]
     return "hint_composer" if state.get("hint") is None and not state.get("withheld") else END
 
 
-def build_graph(config=None):
-    """The compiled mentor graph. `config` is accepted for the `build_graph(config)` convention."""
+def build_graph():
+    """The compiled mentor graph."""
     builder = StateGraph(MentorState, context_schema=MentorContext)
     builder.add_node("error_classifier", nodes.error_classifier)
     builder.add_node("root_cause_analyst", nodes.root_cause_analyst)

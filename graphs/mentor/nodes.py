@@ -70,7 +70,7 @@ async def hint_composer(state: MentorState, runtime: Runtime[MentorContext]) -> 
     group = group_of(state)
     task = get_task(group.task)
     diagnosis = Diagnosis(**state["diagnosis"])
-    tier = state.get("tier") or task.choose_tier(group, diagnosis, 0)
+    tier = state.get("tier") or task.choose_tier(group, diagnosis)
     state = {**state, "tier": tier}
 
     def validate(out: dict) -> dict:

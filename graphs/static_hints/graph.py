@@ -12,7 +12,8 @@ from mentor.runtime.state import MentorStateBase
 hint_library = sibling(__file__, "nodes").hint_library  # this folder's nodes.py, also in a copy
 
 
-def build_graph(config=None):
+def build_graph():
+    """The compiled static-hints graph."""
     builder = StateGraph(MentorStateBase, context_schema=MentorContext)
     builder.add_node("hint_library", hint_library)
     builder.add_node("leakage_checker", leakage_checker)

@@ -42,14 +42,14 @@ def _verdict(value: Any) -> bool:
 async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = group_of(state)
-    ctx = context_of(runtime)
+    settings = context_of(runtime)
     # The gate checks every draft, whoever wrote it: the math composer's own checks only pick its draft, and
     # an llm composer or the composer's fallback text is not checked before this.
     verdict = await asyncio.to_thread(check_leak, state["draft"], group.reference, _task_or_none(group.task),
                                       problem=group.prompt)
     detectors, reason = list(verdict.detectors), verdict.reason
     backend: dict[str, Any] = {"backend": {"leakage_checker": "rules"}}
-    if ctx.mentor.nodes["leakage_checker"] == "llm" and not verdict.leaked:
+    if settings.nodes["leakage_checker"] == "llm" and not verdict.leaked:
         judge = await run_backend("leakage_checker", state, runtime, group, lambda: {"leaked": False, "reason": ""},
                                   lambda out: {"leaked": _verdict(out["leaked"]),
                                                "reason": str(out.get("reason", ""))})
@@ -58,7 +58,7 @@ async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext
             detectors, reason = ["llm_judge"], judge["reason"]
     if not detectors:
         return {**backend, "hint": state["draft"], "withheld": False}
-    withheld = len(state.get("leaked_drafts", [])) + 1 > ctx.mentor.max_leak_retries  # drafts sent back so far
+    withheld = len(state.get("leaked_drafts", [])) + 1 > settings.max_leak_retries  # drafts sent back so far
     return {**backend, "leaked_drafts": [{"draft": state["draft"], "tier": state["tier"], "detectors": detectors,
                                           "reason": reason}],
             "leak_feedback": f"The draft leaked ({', '.join(detectors)}): {reason}", "hint": None,

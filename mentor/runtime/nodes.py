@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
-from mentor.runtime.context import MentorContext, context_of
+from mentor.runtime.context import MentorContext, context_of, lent_resources
 from mentor.runtime.llm import StructuredOutput, ask, chat_model_from_config
 from mentor.runtime.schemas import fit_schema, node_schema
 from mentor.runtime.state import MentorStateBase
@@ -40,19 +40,19 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
 
     `rules` runs off the event loop: a task's rules may be slow (the math composer's leak checks), and other
     groups' graphs share the loop."""
-    ctx = context_of(runtime)
-    if ctx.mentor.nodes[node] == "rules":
+    settings = context_of(runtime)
+    if settings.nodes[node] == "rules":
         return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
     sent: list[str] = []  # the prompt as sent: the trace record keeps it (`prompts`, lifted into the node record)
     try:
-        llm = ctx.mentor.llm
+        llm, lent = settings.llm, lent_resources()
         schema = node_schema(node, get_task(group.task).taxonomy, len(group.attempts))
         out = await ask(node, group.task, prompt_variables(state, group), validate,
-                        chat_model=ctx.chat_model or chat_model_from_config(llm),
-                        prompts_dir=ctx.mentor.prompts_dir, parse_retries=llm.parse_retries,
-                        limit=ctx.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
+                        chat_model=lent.chat_model or chat_model_from_config(llm),
+                        prompts_dir=settings.prompts_dir, parse_retries=llm.parse_retries,
+                        limit=lent.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
                         schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
-                        structured=ctx.structured or StructuredOutput(llm.structured_output), sent=sent)
+                        structured=lent.structured or StructuredOutput(llm.structured_output), sent=sent)
         return {**out, "backend": {node: "llm"}, "prompts": {node: sent[-1]}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
         return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},

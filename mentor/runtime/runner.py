@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 import threading
@@ -14,7 +15,7 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
-from mentor.runtime.context import MentorContext
+from mentor.runtime.context import MentorContext, MentorResources, lending
 from mentor.runtime.graph_files import import_file, warn_foreign_nodes
 from mentor.runtime.llm import StructuredOutput
 from mentor.runtime.prompts import check_prompts, warn_unread_prompts
@@ -29,11 +30,12 @@ from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
 def load_graph(spec: str, config: MentorConfig | None = None):
     """The graph named by `path.py:variable` (the langgraph.json convention).
 
-    The variable is a compiled graph, or a function taking the MentorConfig (`build_graph`). A relative path is
-    found in the working directory, else among the shipped graphs (`graphs/static_hints/graph.py:graph`); a config
-    file's own relative `graph:` was already made absolute against its folder (`MentorConfig.load`). The file is
-    imported as part of its folder (mentor.runtime.graph_files), so it imports that folder's files, not another
-    copy's; the folder above its package folders goes on sys.path too, for absolute imports of its own package.
+    The variable is a compiled graph, or a function returning one, given the MentorConfig if it takes an argument
+    (`build_graph(config)`). A relative path is found in the working directory, else among the shipped graphs
+    (`graphs/static_hints/graph.py:graph`); a config file's own relative `graph:` was already made absolute against
+    its folder (`MentorConfig.load`). The file is imported as part of its folder (mentor.runtime.graph_files), so it
+    imports that folder's files, not another copy's; the folder above its package folders goes on sys.path too,
+    for absolute imports of its own package.
     """
     path = resolve_graph_path(spec)
     name = spec.rpartition(":")[2] if ":" in spec else ""
@@ -53,15 +55,26 @@ def load_graph(spec: str, config: MentorConfig | None = None):
         raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
     obj = getattr(module, name)
     if not isinstance(obj, Pregel) and callable(obj):
+        given = _takes_an_argument(obj)
+        call = f"{name}(config)" if given else f"{name}()"
         try:
-            obj = obj(config)
+            obj = obj(config) if given else obj()
         except Exception as e:
-            raise InputError(f"graph '{spec}': {name}(config) raised {type(e).__name__}: {e}") from e
-        name = f"{name}(config)"
+            raise InputError(f"graph '{spec}': {call} raised {type(e).__name__}: {e}") from e
+        name = call
     if not isinstance(obj, Pregel):  # else every group would fail later, on `astream`
         raise InputError(f"graph '{spec}': {name} is {str(obj)[:80]!r} ({type(obj).__name__}), not a compiled "
                          f"LangGraph graph; point it at a `builder.compile()` result or a function returning one")
     return obj
+
+
+def _takes_an_argument(builder: Callable) -> bool:
+    """Whether a graph builder takes the MentorConfig (`build_graph(config)`) rather than nothing (the shipped
+    graphs' `build_graph()`, whose graph reads its settings from each run's context)."""
+    try:
+        return bool(inspect.signature(builder).parameters)
+    except (TypeError, ValueError):  # no signature to read (a builtin): give it the config, as before
+        return True
 
 
 def resolve_graph_path(spec: str) -> Path:
@@ -125,6 +138,7 @@ class MentorRuntime:
         warn_unread_prompts(self.config.prompts_dir, DEFAULT_PROMPTS_DIR, backends)
         # What this runtime runs (`describe(runtime.versions)` prints it; the trace store keeps it once per run).
         self.versions = versions(self.config, self.graph, resolve_graph_path(self.config.graph), prompts)
+        self.context = MentorContext.of(self.config)  # the settings every run gets; plain data
         self.chat_model = chat_model
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
         mentor_threads().reserve(2 * self.config.max_concurrent_groups)  # see MentorThreads.reserve
@@ -193,13 +207,17 @@ class MentorRuntime:
         return checked_text(result)
 
     async def _invoke(self, group: FailedGroup, llm_limit: asyncio.Semaphore, progress: _Progress) -> Intervention:
-        context = MentorContext(self.config, self.chat_model, llm_limit, self.structured)
+        resources = MentorResources(self.chat_model, llm_limit, self.structured)
+        with lending(resources):
+            return await self._stream(group, progress)
+
+    async def _stream(self, group: FailedGroup, progress: _Progress) -> Intervention:
         config = {"recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
         # Node records come from LangGraph's task stream: each node's input, output and wall time, in the compact
         # form of mentor/trace_format.py.
-        async for mode, event in self.graph.astream({"group": group.to_dict()}, config, context=context,
+        async for mode, event in self.graph.astream({"group": group.to_dict()}, config, context=self.context,
                                                     stream_mode=["tasks", "values"]):
             if mode == "values":
                 progress.state = event

@@ -164,7 +164,7 @@ class ArithmeticTask(Task):
         first_step = min(WIDTH - COLUMNS.index(col) for col in wrong)
         return why + ".", first_step
 
-    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis) -> int:
         # The lab's policy reads no words: only a partial solution (tier 3) changes what it can do.
         return 3
 

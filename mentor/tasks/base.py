@@ -118,7 +118,7 @@ class Task:
         """Root cause (text) and first wrong step (or None) of a group, from its classified attempts."""
         raise NotImplementedError
 
-    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis) -> int:
         """Tier for the next draft (`HINT_TIERS`: 1 concept, 2 strategy, 3 partial step). Escalates past earlier
         hints."""
         earlier = max((h.get("tier", 0) for h in group.previous_hints), default=0)

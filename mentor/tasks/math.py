@@ -375,10 +375,6 @@ class MathTask(Task):
                          f"of {len(steps)}")
         return "; ".join(parts) + ".", first
 
-    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
-        """Escalate one tier past the earlier hints; after a leaking draft, step down one tier per retry."""
-        return max(1, super().choose_tier(group, diagnosis, retry) - retry)
-
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         """A hint at `tier` from the reference solution, never containing the answer: each draft is checked
         with `check_leak` and the next safer one is used when it leaks; after a leak `feedback`, the first

@@ -195,9 +195,6 @@ class CodeTask(Task):
             cause = "the attempts fail for a reason the verifier did not recognise"
         return cause + share, step
 
-    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
-        return super().choose_tier(group, diagnosis, retry)
-
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         return compose_hint(group, diagnosis, tier, feedback)
 
