@@ -61,3 +61,11 @@ def code_reward_partial(completions: list[Any], test: list[str], entry_point: li
 
 
 __all__ = ["arithmetic_reward", "code_reward", "code_reward_partial", "math_reward"]
+
+
+def composed_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
+    """1.0 when the completion writes every step of the composed lab's chain right (`answer`: the step digits)."""
+    task = get_task("composed")
+    out = [task.score(completion_text(c), {"answer": a}) if usable(a) else None for c, a in zip(completions, answer)]
+    log_no_reference(out, kwargs.get("log_metric"))
+    return out
