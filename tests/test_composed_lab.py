@@ -1,6 +1,7 @@
 """The composed-skills lab: its data, the one-step hint cap, the mentor's step choice, and its pre-training rows."""
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -86,3 +87,35 @@ def test_pretraining_shows_hints_on_the_easy_level_only_and_never_a_hard_first_s
         if p.startswith("Hint: "):  # a hard hint line masks only the given first step: nothing to read
             assert p.split("\n")[0] == f"Hint: {step_hint([first, 0, 0], 1)}"
     assert truths / len(hard) < 0.2  # random given first steps: about 1 in 10 is right by chance
+
+
+def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_results(tmp_path, monkeypatch):
+    """The demo's composed path end to end, at tiny sizes: a seed's policy is pre-trained on first use into the cache
+    (here a 20-step, 1-layer one), its library rule measured, three real GRPO arms, results.json and report.html."""
+    import json
+
+    from mentor.lab.demo import ARMS, DemoSettings, run_demo
+
+    monkeypatch.chdir(tmp_path)  # the cache, .cache/mentor-lab, lands here
+    settings = DemoSettings.for_lab("composed", quick=True)
+    assert settings.lab == "composed" and settings.strategy["hint_placement"] == "prompt"
+    tiny = {"steps": 20, "model": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}}
+    from dataclasses import replace
+    settings = replace(settings, steps=2, eval_every=2, heldout_problems=20, train_problems=40, jobs=1, pretrain=tiny)
+    results = run_demo(tmp_path / "out", settings)
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert written["lab"] == "composed" and set(written["arms"]) == set(ARMS)
+    [cached] = list((tmp_path / ".cache" / "mentor-lab").glob("composed-*"))
+    assert written["policy"] == str(Path(".cache/mentor-lab") / cached.name)
+    for arm in ARMS:
+        figures = written["arms"][arm]
+        assert 0.0 <= figures["heldout_acc_after"] <= 1.0 and [p["step"] for p in figures["runs"][0]["curve"]] == [0, 2]
+    library = written["arms"]["static_hints"]["runs"][0]["library"]
+    assert library["step"] in (1, 2) and (library["groups"] == 0 or set(library["rescue_rates"]) == {"step1", "step2"})
+    assert results["arms"]["grpo"]["interventions"] == 0
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "composed lab" in page and 'id="results"' in page
+    # A second run of the same seed loads the cached policy instead of pre-training again.
+    mtime = (cached / "meta.json").stat().st_mtime
+    run_demo(tmp_path / "out2", replace(settings, arms=["grpo"]))
+    assert (cached / "meta.json").stat().st_mtime == mtime

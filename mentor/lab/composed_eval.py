@@ -61,14 +61,16 @@ def first_wrong_steps(rows: list[dict[str, Any]]) -> dict[str, int]:
     return {str(k): v for k, v in sorted(counts.items(), key=lambda kv: (kv[0] is None, kv[0] or 0))}
 
 
-def rescue_table(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int = 0, samples: int = 8) -> dict:
-    """`mentor eval`'s report on `rows` for `none`, every library rule and the mentor."""
+def rescue_table(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int = 0, samples: int = 8,
+                 mentor: bool = True) -> dict:
+    """`mentor eval`'s report on `rows` for `none`, every library rule and (with `mentor`) the mentor."""
     from mentor.evaluation import evaluate, load_policy
     from mentor.runtime import MentorRuntime
     from mentor.types import FailedGroup
 
     runtimes = {name: MentorRuntime(library_config(k)) for name, k in LIBRARY_RULES.items()}
-    runtimes["mentor"] = MentorRuntime(MENTOR_CONFIG)
+    if mentor:
+        runtimes["mentor"] = MentorRuntime(MENTOR_CONFIG)
     groups = [FailedGroup.from_dict(r) for r in rows]
     return evaluate(groups, load_policy(policy_dir), runtimes, samples, 1.0, lab.MAX_NEW_TOKENS, sample_seed)
 
@@ -76,7 +78,7 @@ def rescue_table(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int =
 def best_library(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int = 0) -> tuple[int, dict[str, float]]:
     """The fixed rule that rescues most of `rows` (ties: the earlier step), as a user with `mentor eval` would pick
     it, and every rule's rescue rate."""
-    report = rescue_table(policy_dir, rows, sample_seed)
+    report = rescue_table(policy_dir, rows, sample_seed, mentor=False)
     rates = {name: report["configs"][name]["rescue_rate"] for name in LIBRARY_RULES}
     best = max(LIBRARY_RULES, key=lambda n: (rates[n], -LIBRARY_RULES[n]))
     return LIBRARY_RULES[best], rates
