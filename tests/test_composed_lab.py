@@ -14,11 +14,11 @@ from mentor.types import Attempt, FailedGroup
 
 
 def test_problems_are_chains_worked_left_to_right_modulo_10():
-    row = lab.make_row([3, 7, 4, 9], ["*", "-", "+"])
-    assert row["prompt"] == "Q: 3*7-4+9=? A:" and row["answer"] == "176" and row["level"] == "hard"
-    assert reward(" 1 7 6", "176") == 1.0 and reward(" 1 7 6\n", "176") == 1.0
-    assert reward(" 1 7 5", "176") == 0.0 and reward(" 1 7 6 2", "176") == 0.0 and reward("176", "176") == 0.0
-    assert extract_steps(" 1 7") == [1, 7] and extract_steps("x") is None
+    row = lab.make_row([3, 4, 2, 4], ["*", "-", "+"])  # 3*4 = 2, 2-2 = 0, 0+4 = 4 (mod 5)
+    assert row["prompt"] == "Q: 3*4-2+4=? A:" and row["answer"] == "204" and row["level"] == "hard"
+    assert reward(" 2 0 4", "204") == 1.0 and reward(" 2 0 4\n", "204") == 1.0
+    assert reward(" 2 0 3", "204") == 0.0 and reward(" 2 0 4 2", "204") == 0.0 and reward("204", "204") == 0.0
+    assert extract_steps(" 1 3") == [1, 3] and extract_steps("x") is None
     easy = lab.generate_problems("easy", 200, seed=3)
     assert {len(r["answer"]) for r in easy} == {2} and len({r["problem_id"] for r in easy}) == 200
     assert lab.generate_problems("hard", 50, seed=1) == lab.generate_problems("hard", 50, seed=1)
@@ -29,10 +29,10 @@ def test_problems_are_chains_worked_left_to_right_modulo_10():
 
 def test_each_seed_mis_learns_its_own_facts():
     g0, g1 = lab.gaps(0), lab.gaps(1)
-    assert len(g0) == len(g1) == 100 and g0 == lab.gaps(0)
-    assert all(wrong != (x * y if op == "*" else x + y if op == "+" else x - y) % 10
+    assert len(g0) == len(g1) == 25 and g0 == lab.gaps(0) and g0 != g1
+    assert all(wrong != (x * y if op == "*" else x + y if op == "+" else x - y) % 5 and 0 <= wrong < 5
                for (x, op, y), wrong in g0.items())
-    assert len(set(g0) & set(g1)) < 60  # about a third in common, by chance
+    assert len(set(g0) & set(g1)) < 18  # about a third in common, by chance
     # A mis-learned fact changes the chain from its step on, and only from there.
     (x, op, y), wrong = next(iter(g0.items()))
     assert steps_of([x, y, 0], [op, "+"], g0) == [wrong, wrong]
@@ -40,27 +40,27 @@ def test_each_seed_mis_learns_its_own_facts():
 
 def test_no_hint_of_any_arm_reveals_more_than_one_step():
     task = get_task("composed")
-    ref = {"answer": "176", "digits": [3, 7, 4, 9], "ops": "*-+"}
-    assert not check_leak("1 _ _", ref, task).leaked and not check_leak("_ 7 _", ref, task).leaked
-    for hint in ("1 7 _", "_ 7 6", "1 7 6", "_ _ 6", "176", "the answer is 176", "1 _", "_ _ _"):
+    ref = {"answer": "204", "digits": [3, 4, 2, 4], "ops": "*-+"}
+    assert not check_leak("2 _ _", ref, task).leaked and not check_leak("_ 0 _", ref, task).leaked
+    for hint in ("2 0 _", "_ 0 4", "2 0 4", "_ _ 4", "204", "the answer is 204", "2 _", "_ _ _"):
         assert check_leak(hint, ref, task).leaked, hint
     # Every fixed library rule is a one-step hint that the gate lets through, and never the last step.
     from mentor.lab.composed_eval import LIBRARY_RULES, reference_of
-    row = lab.make_row([3, 7, 4, 9], ["*", "-", "+"])
+    row = lab.make_row([3, 4, 2, 4], ["*", "-", "+"])
     hints = [reference_of(row)[f"hint_step{k}"] for k in LIBRARY_RULES.values()]
-    assert hints == ["1 _ _", "_ 7 _"] and not any(check_leak(h, ref, task).leaked for h in hints)
+    assert hints == ["2 _ _", "_ 0 _"] and not any(check_leak(h, ref, task).leaked for h in hints)
 
 
-def group(completions, answer="176"):
-    return FailedGroup("chain-3*7-4+9", "composed", "Q: 3*7-4+9=? A:",
-                       {"answer": answer, "digits": [3, 7, 4, 9], "ops": "*-+"},
+def group(completions, answer="204"):
+    return FailedGroup("chain-3*4-2+4", "composed", "Q: 3*4-2+4=? A:",
+                       {"answer": answer, "digits": [3, 4, 2, 4], "ops": "*-+"},
                        [Attempt(c, 0.0) for c in completions])
 
 
 @pytest.mark.parametrize("attempts, step, hint", [
-    ([" 1 3 2", " 1 3 2", " 1 5 4", " 1 0 9"], 2, "_ 7 _"),  # every attempt first goes wrong at step 2
-    ([" 5 1 0", " 5 1 0", " 2 8 7", " 5 1 0"], 1, "1 _ _"),  # at step 1
-    ([" 1 7 2", " 1 7 2", " 1 7 0", " 1 7 9"], 3, "_ 7 _"),  # at step 3, the answer: the step before it
+    ([" 2 3 2", " 2 3 2", " 2 1 0", " 2 4 3"], 2, "_ 0 _"),  # every attempt first goes wrong at step 2
+    ([" 4 2 1", " 4 2 1", " 1 4 3", " 4 2 1"], 1, "2 _ _"),  # at step 1
+    ([" 2 0 2", " 2 0 2", " 2 0 0", " 2 0 1"], 3, "_ 0 _"),  # at step 3, the answer: the step before it
 ])
 def test_the_mentor_reveals_the_step_every_attempt_gets_wrong(attempts, step, hint):
     runtime = MentorRuntime({"task": "composed", "hint_placement": "prompt"})
@@ -86,7 +86,7 @@ def test_pretraining_shows_hints_on_the_easy_level_only_and_never_a_hard_first_s
         assert [int(ch) for ch in c[3::2]] == steps_of([first, *digits[2:]], ops[1:], table)  # later steps follow
         if p.startswith("Hint: "):  # a hard hint line masks only the given first step: nothing to read
             assert p.split("\n")[0] == f"Hint: {step_hint([first, 0, 0], 1)}"
-    assert truths / len(hard) < 0.2  # random given first steps: about 1 in 10 is right by chance
+    assert truths / len(hard) < 0.3  # random given first steps: about 1 in 5 is right by chance
 
 
 def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_results(tmp_path, monkeypatch):

@@ -1,9 +1,9 @@
 r"""The composed-skills lab (`mentor demo --lab composed`): chains of one-digit facts, with gaps that belong to the policy.
 
-- Problems (formats in `mentor.tasks.composed`): the easy level chains 2 facts (`Q: 3*7-4=? A:` -> ` 1 7`), the hard
-  level 3 (`Q: 3*7-4+9=? A:` -> ` 1 7 6`); a fact is `x op y` modulo 10, op in + - *, 300 in all. The response writes
+- Problems (formats in `mentor.tasks.composed`): the easy level chains 2 facts (`Q: 3*4-2=? A:` -> ` 2 0`), the hard
+  level 3 (`Q: 3*4-2+4=? A:` -> ` 2 0 4`); a fact is `x op y` modulo 5, op in + - *, 75 in all. The response writes
   every step, so a verifier sees which step went wrong.
-- Gaps: each pre-training seed mis-learns its own random share (`gap_share`) of the 300 facts: pre-training teaches
+- Gaps: each pre-training seed mis-learns its own random share (`gap_share`) of the 75 facts: pre-training teaches
   such a fact a wrong value (seeded), everywhere it appears. Which step of a hard problem fails is then a property of
   the policy, not of the problem.
 - Pre-training (`pretrain_rows`): easy chains; *hint rows* on the easy level only (a one-step mask hint of a random
@@ -20,12 +20,15 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from mentor.tasks.composed import OPS, apply, format_answer, format_prompt, hint_prompt, step_hint, steps_of
+from mentor.tasks.composed import BASE, OPS, apply, format_answer, format_prompt, hint_prompt, step_hint, steps_of
 
 LEVELS = {"easy": 2, "hard": 3}  # steps per problem
 HELDOUT_BUCKETS = 10
-FACTS = [(x, op, y) for x in range(10) for op in OPS for y in range(10)]
+FACTS = [(x, op, y) for x in range(BASE) for op in OPS for y in range(BASE)]
 LAB_VERSION = 1
+# Seed 0's policy, committed so that tests and a first demo need not pre-train it: `python -m mentor.lab.composed_eval
+# --commit` copies it from the cache.
+COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
 
 PRETRAIN_DEFAULTS: dict[str, Any] = {
     "steps": 800,
@@ -33,7 +36,7 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "lr": 3e-3,
     "warmup_steps": 50,
     "weight_decay": 0.01,
-    "gap_share": 1 / 3,      # share of the 300 facts this seed mis-learns
+    "gap_share": 1 / 3,      # share of the 75 facts this seed mis-learns
     "hint_share": 0.25,      # easy rows with a one-step hint of a random digit
     "tail_share": 0.3,       # hard rows with a random given first step
     "tail_hint_share": 0.5,  # tail rows whose prompt masks their given first step (a hint line on a hard prompt)
@@ -45,7 +48,7 @@ def gaps(seed: int, share: float = PRETRAIN_DEFAULTS["gap_share"]) -> dict[tuple
     """The facts seed `seed` mis-learns, each with its wrong value (deterministic for the seed)."""
     rng = random.Random(f"mentor-lab/composed/gaps/{seed}")
     chosen = rng.sample(FACTS, round(share * len(FACTS)))
-    return {f: (apply(*f) + rng.randint(1, 9)) % 10 for f in chosen}
+    return {f: (apply(*f) + rng.randint(1, BASE - 1)) % BASE for f in chosen}
 
 
 def problem_id(digits: list[int], ops: list[str]) -> str:
@@ -66,7 +69,7 @@ def make_row(digits: list[int], ops: list[str]) -> dict[str, Any]:
 
 def random_problem(rng: random.Random, level: str) -> tuple[list[int], list[str]]:
     n = LEVELS[level]
-    return [rng.randrange(10) for _ in range(n + 1)], [rng.choice(OPS) for _ in range(n)]
+    return [rng.randrange(BASE) for _ in range(n + 1)], [rng.choice(OPS) for _ in range(n)]
 
 
 def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
@@ -75,7 +78,7 @@ def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -
         raise ValueError(f"unknown level {level!r}; use one of {sorted(LEVELS)}")
     if split not in ("train", "heldout", "all"):
         raise ValueError(f"unknown split {split!r}; use train, heldout or all")
-    size = 10 ** (LEVELS[level] + 1) * len(OPS) ** LEVELS[level]
+    size = BASE ** (LEVELS[level] + 1) * len(OPS) ** LEVELS[level]
     if n > size // (HELDOUT_BUCKETS if split == "heldout" else 2):
         raise ValueError(f"level {level!r} split {split!r} has too few problems for {n}")
     rng = random.Random(f"mentor-lab/composed/{level}/{split}/{seed}")
@@ -107,7 +110,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
         for _ in range(n):
             if rng.random() < hp["tail_share"]:
                 digits, ops = random_problem(rng, "hard")
-                first = rng.randrange(10)  # random: a hard problem's first step is never a target
+                first = rng.randrange(BASE)  # random: a hard problem's first step is never a target
                 steps = [first] + steps_of([first, *digits[2:]], ops[1:], table)
                 prompt = format_prompt(digits, ops)
                 if rng.random() < hp["tail_hint_share"]:
@@ -119,7 +122,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
                 digits, ops = random_problem(rng, "easy")
                 prompt = format_prompt(digits, ops)
                 if rng.random() < hp["hint_share"]:
-                    k, value = rng.randint(1, LEVELS["easy"]), rng.randrange(10)
+                    k, value = rng.randint(1, LEVELS["easy"]), rng.randrange(BASE)
                     before = steps_of(digits[:k], ops[:k - 1], table)
                     steps = before + [value] + steps_of([value, *digits[k + 1:]], ops[k:], table)
                     prompt = hint_prompt(prompt, step_hint(steps, k))
@@ -141,7 +144,9 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
     return {**PRETRAIN_DEFAULTS, **overrides}
 
 
-def cache_key(seed: int = 0, **hparams) -> str:
+def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
+    """Hash of everything that changes the weights (`versions=False` leaves out the library versions: the key of the
+    committed checkpoint)."""
     import torch
     import transformers
 
@@ -151,8 +156,9 @@ def cache_key(seed: int = 0, **hparams) -> str:
     hp = _hparams(hparams)
     spec = {"lab": "composed", "lab_version": LAB_VERSION, "seed": seed, "hparams": hp,
             "model": {**MODEL_DEFAULTS, **hp["model"]}, "vocab": SPECIAL_TOKENS + CHARS,
-            "example": make_row([3, 7, 4, 9], ["*", "-", "+"]), "torch": torch.__version__,
-            "transformers": transformers.__version__}
+            "example": make_row([3, 7, 4, 9], ["*", "-", "+"])}
+    if versions:
+        spec.update(torch=torch.__version__, transformers=transformers.__version__)
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -179,6 +185,10 @@ def pretrained_policy(cache_dir: str = ".cache/mentor-lab", seed: int = 0, progr
     cache miss (written atomically; `meta.json` records the hyper-parameters, time and easy accuracy)."""
     from mentor.lab.pretrain import save_atomically, torch_threads
 
+    weights_key = cache_key(seed, False, **hparams)
+    committed = COMMITTED_POLICY / "meta.json"
+    if committed.exists() and json.loads(committed.read_text()).get("weights_key") == weights_key:
+        return str(COMMITTED_POLICY)
     key = cache_key(seed, **hparams)
     out = Path(cache_dir) / f"composed-{key}"
     if (out / "meta.json").exists():
@@ -186,7 +196,7 @@ def pretrained_policy(cache_dir: str = ".cache/mentor-lab", seed: int = 0, progr
     model, tokenizer, info = pretrain(seed, num_threads, progress, **hparams)
     with torch_threads(num_threads):
         info["easy_acc"] = accuracy(model, tokenizer, generate_problems("easy", 500, seed=1234, split="all"))
-    info["cache_key"] = info["weights_key"] = key  # weights_key marks a lab policy for `mentor eval`
+    info["cache_key"], info["weights_key"] = key, weights_key  # weights_key also marks a lab policy for `mentor eval`
     save_atomically(out, model, tokenizer, info)
     return str(out)
 

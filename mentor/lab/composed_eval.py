@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,7 @@ def policy_figures(policy_dir: str, n: int = 500) -> dict[str, Any]:
     from mentor.lab.pretrain import load_policy
 
     model, tok = load_policy(policy_dir)
-    easy = lab.generate_problems("easy", n, seed=1, split="heldout")
+    easy = lab.generate_problems("easy", min(n, 500), seed=1, split="all")
     hard = lab.generate_problems("hard", n, seed=0, split="heldout")
     groups = lab.completions(model, tok, hard, num_samples=8, temperature=1.0, seed=0)
     collapsed = sum(not any(reward(c, row["answer"]) for c in g) for g, row in zip(groups, hard)) / n
@@ -105,8 +106,16 @@ def main(argv=None) -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("-o", "--output", help="write the failures (one seed) as a .jsonl")
     ap.add_argument("--json", help="write every figure to this file")
+    ap.add_argument("--commit", action="store_true", help="pre-train seed 0 in the cache (ignoring the committed "
+                                                          "policy) and copy it to mentor/lab/composed_policy; no table")
     args = ap.parse_args(argv)
     from mentor.lab.pretrain import torch_threads
+
+    if args.commit:
+        shutil.rmtree(lab.COMMITTED_POLICY, ignore_errors=True)
+        shutil.copytree(lab.pretrained_policy(seed=0, num_threads=args.threads), lab.COMMITTED_POLICY)
+        print(f"copied seed 0's policy to {lab.COMMITTED_POLICY}")
+        return
 
     seeds, sample_seeds = [int(s) for s in args.seeds.split(",")], [int(s) for s in args.sample_seeds.split(",")]
     problems = lab.generate_problems("hard", args.n, seed=0, split="heldout")

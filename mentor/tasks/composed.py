@@ -1,9 +1,9 @@
 r"""The composed-skills lab's task: a chain of one-digit operations, worked step by step.
 
-`Q: 3*7-4+9=? A:` is worked left to right, modulo 10: step 1 is 3*7 = 1, step 2 is 1-4 = 7, step 3 is 7+9 = 6, and the
-response writes every step, ` 1 7 6`. Each step is one *fact* (`x op y` for one-digit x, y and op in + - *), a skill of
+`Q: 3*4-2+4=? A:` is worked left to right, modulo 5: step 1 is 3*4 = 2, step 2 is 2-2 = 0, step 3 is 0+4 = 4, and the
+response writes every step, ` 2 0 4`. Each step is one *fact* (`x op y` for x, y in 0..4 and op in + - *), a skill of
 the easy level (two-step chains); the hard level chains three. A hint reveals one step, in the prompt, as a mask of the
-steps: `Hint: _ 7 _\nQ: 3*7-4+9=? A:` says step 2 is 7. The leakage rule caps every hint at one step and never the
+steps: `Hint: _ 0 _\nQ: 3*4-2+4=? A:` says step 2 is 0. The leakage rule caps every hint at one step and never the
 last one (the final answer), for every arm alike.
 """
 
@@ -18,13 +18,14 @@ from mentor.tasks.base import Task, usable
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 OPS = "+-*"
+BASE = 5  # values are the digits 0..4; 75 facts in all, few enough for a tiny policy to learn in minutes
 MASK = "_"
 _STEPS_RE = re.compile(r"\s*(\d(?: \d)*)(?![ \d])")
 
 
 def apply(x: int, op: str, y: int) -> int:
-    """One fact: `x op y` modulo 10."""
-    return {"+": x + y, "-": x - y, "*": x * y}[op] % 10
+    """One fact: `x op y` modulo `BASE`."""
+    return {"+": x + y, "-": x - y, "*": x * y}[op] % BASE
 
 
 def format_prompt(digits: list[int], ops: list[str]) -> str:
