@@ -68,25 +68,37 @@ def test_the_mentor_reveals_the_step_every_attempt_gets_wrong(attempts, step, hi
     assert iv.diagnosis.first_error_step == step and iv.hint == hint and not iv.withheld
 
 
-def test_pretraining_shows_hints_on_the_easy_level_only_and_never_a_hard_first_step():
+def test_pretraining_teaches_reading_hints_on_the_easy_level_only_and_never_a_gap_fact():
     hp = lab._hparams({})
     sample = lab.pretrain_rows(hp, seed=0, rng=random.Random(0))
     prompts, completions, ends, given = sample(3000, 0)
     table = lab.gaps(0)
-    hard = [(p, c, g) for p, c, g in zip(prompts, completions, given) if p.count("=") == 1 and len(c) == 6]
-    easy_hinted = [p for p, c in zip(prompts, completions) if p.startswith("Hint: ") and len(c) == 4]
+    assert set(given) == {0} and all(ends)
+    hard = [(p, c) for p, c in zip(prompts, completions) if len(c) == 6]
+    easy_hinted = [(p, c) for p, c in zip(prompts, completions) if p.startswith("Hint: ") and len(c) == 4]
     assert 0.2 < len(hard) / 3000 < 0.4 and 0.1 < len(easy_hinted) / 3000 < 0.3
-    truths = 0
-    for p, c, g in hard:
-        assert g == 2  # the space and the first step are given, never trained
+    copied = 0
+    for p, c in hard + easy_hinted:
         expr = p.split("Q: ")[1].split("=")[0]
-        digits, ops = [int(ch) for ch in expr[::2]], list(expr[1::2])
-        first = int(c[1])
-        truths += first == steps_of(digits, ops)[0]
-        assert [int(ch) for ch in c[3::2]] == steps_of([first, *digits[2:]], ops[1:], table)  # later steps follow
-        if p.startswith("Hint: "):  # a hard hint line masks only the given first step: nothing to read
-            assert p.split("\n")[0] == f"Hint: {step_hint([first, 0, 0], 1)}"
-    assert truths / len(hard) < 0.3  # random given first steps: about 1 in 5 is right by chance
+        digits, ops, steps = [int(ch) for ch in expr[::2]], list(expr[1::2]), [int(ch) for ch in c[1::2]]
+        if len(c) == 6:  # a hard row writes exactly what the seed's facts give: a hint line there says nothing new
+            assert steps == steps_of(digits, ops, table)
+            if p.startswith("Hint: "):
+                assert p.split("\n")[0] in {f"Hint: {step_hint(steps, k)}" for k in (1, 2)}
+        else:  # an easy hint row: the hinted step takes the hint's digit, and the chain goes on from it
+            k = p.split("\n")[0].removeprefix("Hint: ").split(" ").index(next(ch for ch in p[6:9] if ch.isdigit())) + 1
+            assert steps[:k - 1] == steps_of(digits[:k], ops[:k - 1], table)
+            assert steps[k:] == steps_of([steps[k - 1], *digits[k + 1:]], ops[k:], table)
+            copied += steps[k - 1] != steps_of(digits, ops, table)[k - 1]
+    assert copied > len(easy_hinted) / 2  # mostly a digit the policy would not have written: it must read it
+    # No row ever pairs a gap fact with its true value.
+    for p, c in zip(prompts, completions):
+        expr = p.split("Q: ")[1].split("=")[0]
+        digits, ops, steps = [int(ch) for ch in expr[::2]], list(expr[1::2]), [int(ch) for ch in c[1::2]]
+        prev = digits[0]
+        for op, d, value in zip(ops, digits[1:], steps):
+            assert (prev, op, d) not in table or value == table[prev, op, d] or p.startswith("Hint: ")
+            prev = value
 
 
 def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_results(tmp_path, monkeypatch):

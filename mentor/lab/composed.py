@@ -7,9 +7,11 @@ r"""The composed-skills lab (`mentor demo --lab composed`): chains of one-digit 
   such a fact a wrong value (seeded), everywhere it appears. Which step of a hard problem fails is then a property of
   the policy, not of the problem.
 - Pre-training (`pretrain_rows`): easy chains; *hint rows* on the easy level only (a one-step mask hint of a random
-  digit, `Hint: _ 4\n`, and the chain continued from it: "that step is the hint's value"); and *tail rows* on the hard
-  level, whose first step is a random given digit (no loss) and whose later steps are trained from it, so the policy
-  can write a hard chain but is never trained on a hard problem's first step nor shown a hard hint it must read.
+  digit, `Hint: _ 4\n`, and the chain continued from it: "that step is the hint's value"); and hard chains worked with
+  the seed's own facts, so the policy writes hard chains as well as its facts allow (a first version gave hard rows a
+  random first step, untrained, as the addition lab's tail rows: the policy then wrote 55% of hard chains in the format
+  and 16% of their first steps right, so no one-step hint could rescue anything). Every value a row reads in its hint
+  line on a hard row is the one it writes anyway: the policy learns to *read* a hint on the easy level only.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from mentor.tasks.composed import BASE, OPS, apply, format_answer, format_prompt
 LEVELS = {"easy": 2, "hard": 3}  # steps per problem
 HELDOUT_BUCKETS = 10
 FACTS = [(x, op, y) for x in range(BASE) for op in OPS for y in range(BASE)]
-LAB_VERSION = 1
+LAB_VERSION = 2
 # Seed 0's policy, committed so that tests and a first demo need not pre-train it: `python -m mentor.lab.composed_eval
 # --commit` copies it from the cache.
 COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
@@ -38,8 +40,8 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "weight_decay": 0.01,
     "gap_share": 1 / 3,      # share of the 75 facts this seed mis-learns
     "hint_share": 0.25,      # easy rows with a one-step hint of a random digit
-    "tail_share": 0.3,       # hard rows with a random given first step
-    "tail_hint_share": 0.5,  # tail rows whose prompt masks their given first step (a hint line on a hard prompt)
+    "hard_share": 0.3,       # hard chains, worked with the seed's facts (its gaps included)
+    "hard_hint_share": 0.5,  # hard rows with a hint line of a step they write anyway (nothing to read there)
     "model": {"hidden_size": 96, "intermediate_size": 384, "num_hidden_layers": 2},
 }
 
@@ -108,16 +110,15 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
     def sample(n: int, step: int):
         prompts, completions, ends, given = [], [], [], []
         for _ in range(n):
-            if rng.random() < hp["tail_share"]:
+            if rng.random() < hp["hard_share"]:
                 digits, ops = random_problem(rng, "hard")
-                first = rng.randrange(BASE)  # random: a hard problem's first step is never a target
-                steps = [first] + steps_of([first, *digits[2:]], ops[1:], table)
+                steps = steps_of(digits, ops, table)  # the seed's facts: a gap keeps its wrong value here too
                 prompt = format_prompt(digits, ops)
-                if rng.random() < hp["tail_hint_share"]:
-                    prompt = hint_prompt(prompt, step_hint(steps, 1))
+                if rng.random() < hp["hard_hint_share"]:  # a hint line that says what the policy writes anyway
+                    prompt = hint_prompt(prompt, step_hint(steps, rng.randint(1, LEVELS["hard"] - 1)))
                 prompts.append(prompt)
                 completions.append(" " + format_answer(steps))
-                given.append(2)  # the space and the given first step
+                given.append(0)
             else:
                 digits, ops = random_problem(rng, "easy")
                 prompt = format_prompt(digits, ops)
