@@ -33,14 +33,14 @@ LAB_VERSION = 2
 COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
 
 PRETRAIN_DEFAULTS: dict[str, Any] = {
-    "steps": 800,
+    "steps": 1600,
     "batch_size": 64,
     "lr": 3e-3,
     "warmup_steps": 50,
     "weight_decay": 0.01,
     "gap_share": 1 / 3,      # share of the 75 facts this seed mis-learns
     "hint_share": 0.25,      # easy rows with a one-step hint of a random digit
-    "hard_share": 0.3,       # hard chains, worked with the seed's facts (its gaps included)
+    "hard_share": 0.45,      # hard chains, worked with the seed's facts (its gaps included)
     "hard_hint_share": 0.5,  # hard rows with a hint line of a step they write anyway (nothing to read there)
     "model": {"hidden_size": 96, "intermediate_size": 384, "num_hidden_layers": 2},
 }
