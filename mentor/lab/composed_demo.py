@@ -22,7 +22,7 @@ COMPOSED_STRATEGY: dict[str, Any] = {"task": "composed", "strategy": "mixed", "m
                                      "hint_placement": "prompt", "strip_hint": True, "reliance_every": 10}
 # The demo's budget in this lab (the rest of DemoSettings as in the default lab): a full 3-arm run of a new seed,
 # pre-training included, fits in 15 minutes on 2 cores (docs/benchmarks.md).
-COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 300, "learning_rate": 1e-3, "train_problems": 4000,
+COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train_problems": 4000,
                                      "heldout_problems": 500, "eval_every": 25}
 LIBRARY_PROBLEMS = 300
 MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
