@@ -76,7 +76,7 @@ def test_pretraining_teaches_reading_hints_on_the_easy_level_only_and_never_a_ga
     assert set(given) == {0} and all(ends)
     hard = [(p, c) for p, c in zip(prompts, completions) if len(c) == 6]
     easy_hinted = [(p, c) for p, c in zip(prompts, completions) if p.startswith("Hint: ") and len(c) == 4]
-    assert 0.2 < len(hard) / 3000 < 0.4 and 0.1 < len(easy_hinted) / 3000 < 0.3
+    assert 0.4 < len(hard) / 3000 < 0.5 and 0.1 < len(easy_hinted) / 3000 < 0.2  # 45%, and 25% of the 55% easy
     copied = 0
     for p, c in hard + easy_hinted:
         expr = p.split("Q: ")[1].split("=")[0]
