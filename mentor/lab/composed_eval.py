@@ -104,6 +104,8 @@ def main(argv=None) -> None:
     ap.add_argument("--sample-seeds", default="0,1,2", help="sampling seeds of the rescue rows")
     ap.add_argument("--n", type=int, default=500, help="held-out hard problems sampled per seed")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--pretrain-steps", type=int, help="pre-training steps (default: the lab's, "
+                                                        f"{lab.PRETRAIN_DEFAULTS['steps']})")
     ap.add_argument("-o", "--output", help="write the failures (one seed) as a .jsonl")
     ap.add_argument("--json", help="write every figure to this file")
     ap.add_argument("--commit", action="store_true", help="pre-train seed 0 in the cache (ignoring the committed "
@@ -122,7 +124,8 @@ def main(argv=None) -> None:
     out: dict[str, Any] = {}
     with torch_threads(args.threads):
         for seed in seeds:
-            policy = lab.pretrained_policy(seed=seed, num_threads=args.threads)
+            hparams = {"steps": args.pretrain_steps} if args.pretrain_steps else {}
+            policy = lab.pretrained_policy(seed=seed, num_threads=args.threads, **hparams)
             rows = failure_rows(policy, problems, seed=0)
             if args.output:
                 Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
