@@ -38,6 +38,12 @@ def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> lis
     return log_no_reference(get_task("math").reward(completions, answer=answer, **kwargs), kwargs.get("log_metric"))
 
 
+def composed_reward(completions: list[Any], answer: list[str], **kwargs: Any) -> list[float | None]:
+    """1.0 when the completion writes every step of the composed lab's chain right (`answer`: the step digits)."""
+    return log_no_reference(get_task("composed").reward(completions, answer=answer, **kwargs),
+                            kwargs.get("log_metric"))
+
+
 _code_tasks: dict[tuple, CodeTask] = {}  # one sandbox pool per (timeout_s, memory_mb)
 
 
@@ -68,4 +74,4 @@ def code_reward_partial(completions: list[Any], test: list[str], entry_point: li
     return code_reward(completions, test, entry_point, partial_credit=True, **kwargs)
 
 
-__all__ = ["arithmetic_reward", "code_reward", "code_reward_partial", "math_reward"]
+__all__ = ["arithmetic_reward", "code_reward", "code_reward_partial", "composed_reward", "math_reward"]

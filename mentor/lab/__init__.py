@@ -7,6 +7,9 @@
 - `mentor.lab.pretrain`: cached pre-training on the easy level (loading a checkpoint: `mentor.policy`).
 - `mentor.lab.sampling`: fast batched sampling and evaluation (greedy accuracy, a group's rewards).
 - `mentor.lab.demo`: the `mentor demo` experiment; `mentor.lab.report`: its HTML report.
+- The composed-skills lab (`mentor demo --lab composed`): `mentor.lab.composed` (problems, per-seed gaps,
+  pre-training), `mentor.lab.composed_eval` (step-0 failures and the headroom table), `mentor.lab.composed_demo`
+  (the demo's arms); its task is `mentor.tasks.composed`.
 
 `python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
 """

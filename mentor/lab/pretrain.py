@@ -183,13 +183,46 @@ def _batch(tokenizer, prompts, completions, ends=None, given=None):
     return input_ids, mask, labels
 
 
+def train_loop(model, tokenizer, sample, hp: dict[str, Any], progress: bool = True,
+               desc: str = "pre-training the lab policy"):
+    """The pre-training loop shared by the lab's policies: AdamW, warm-up then cosine decay, gradient clip 1.0, on
+    batches `sample(batch_size, step)` of `(prompts, completions, ends, given)`. Returns `(loss curve, first loss, final
+    loss (EMA), seconds)`; the model is left in train mode."""
+    import torch
+    from tqdm.auto import tqdm
+
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=hp["lr"], betas=(0.9, 0.98))
+    steps, warm = hp["steps"], hp["warmup_steps"]
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm))))
+    t0 = time.time()
+    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=0.5)
+    loss_ema = first_loss = None
+    curve = []
+    for step in bar:
+        input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"], step))
+        loss = model(input_ids=input_ids, attention_mask=mask, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        first_loss = loss.item() if first_loss is None else first_loss
+        loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
+        if step % 50 == 0:
+            bar.set_postfix(loss=f"{loss_ema:.4f}")
+        if (step + 1) % 100 == 0:
+            curve.append([step + 1, round(loss_ema, 4), round(time.time() - t0, 1)])
+    return curve, first_loss, loss_ema, round(time.time() - t0, 1)
+
+
 def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, **hparams):
     """Pre-train a fresh policy on the easy level; returns `(model, tokenizer, info)`. Deterministic for
     the seed and hyper-parameters (on one machine and thread count)."""
     import random
-
-    import torch
-    from tqdm.auto import tqdm
 
     from mentor.lab.model import build_policy
 
@@ -199,33 +232,9 @@ def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, 
         model.train()
         rng = random.Random(f"mentor-lab/pretrain/{seed}")
         sample = training_rows(hp, rng)
-        decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-        opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
-                                 {"params": no_decay, "weight_decay": 0.0}], lr=hp["lr"], betas=(0.9, 0.98))
-        steps, warm = hp["steps"], hp["warmup_steps"]
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda s: (s + 1) / warm if s < warm else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, steps - warm))))
-        t0 = time.time()
-        bar = tqdm(range(steps), desc="pre-training the lab policy", disable=not progress, mininterval=0.5)
-        loss_ema = first_loss = None
-        curve = []
-        for step in bar:
-            input_ids, mask, labels = _batch(tokenizer, *sample(hp["batch_size"], step))
-            loss = model(input_ids=input_ids, attention_mask=mask, labels=labels).loss
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            first_loss = loss.item() if first_loss is None else first_loss
-            loss_ema = loss.item() if loss_ema is None else 0.95 * loss_ema + 0.05 * loss.item()
-            if step % 50 == 0:
-                bar.set_postfix(loss=f"{loss_ema:.4f}")
-            if (step + 1) % 100 == 0:
-                curve.append([step + 1, round(loss_ema, 4), round(time.time() - t0, 1)])
+        curve, first_loss, loss_ema, seconds = train_loop(model, tokenizer, sample, hp, progress)
         model.eval()
-    info = {"seed": seed, "hparams": hp, "train_seconds": round(time.time() - t0, 1), "first_loss": first_loss, "final_loss": loss_ema,
+    info = {"seed": seed, "hparams": hp, "train_seconds": seconds, "first_loss": first_loss, "final_loss": loss_ema,
             "loss_curve": curve}
     return model, tokenizer, info
 
@@ -247,8 +256,15 @@ def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: in
     with torch_threads(num_threads):
         info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
     info["cache_key"], info["weights_key"] = key, weights_key
+    save_atomically(out, model, tokenizer, info)
+    return str(out)
+
+
+def save_atomically(out: Path, model, tokenizer, info: dict[str, Any]) -> None:
+    """Writes a checkpoint and its `meta.json` to a temporary directory renamed into place, so a reader never sees
+    half of one (another process that got there first wins)."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".policy-{key}-", dir=out.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)

@@ -55,14 +55,18 @@ def write_report(results: dict[str, Any], out_dir: Path) -> Path:
             f"<td>{', '.join(f'{a:.3f}' for a in f['heldout_acc_after_per_seed'])}</td><td>{f['spread']:.3f}</td>"
             f"<td>{f['hint_reliance']:+.3f}</td><td>{f['hint_tokens_per_intervention']:.2f}</td>"
             f"<td>{f['interventions']:.0f}</td><td>{links or '-'}</td></tr>")
-    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>MENTOR demo</title>
+    hint_given = (f"the first {results['settings']['static_hint_digits']} answer digits"
+                  if results.get("lab", "addition") == "addition" else
+                  "the static library's one-step hint (for the other arms: step 1)")
+    title = "MENTOR demo" + (f" ({results['lab']} lab)" if results.get("lab", "addition") != "addition" else "")
+    page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:right}}figure{{display:inline-block;margin:0.5em}}
 figcaption{{font-size:90%}}</style></head><body>
-<h1>MENTOR demo: zero-reward collapse and recovery</h1>
+<h1>{html.escape(title)}: zero-reward collapse and recovery</h1>
 <p>{results['steps']} GRPO steps per arm from the same pre-trained policy; seeds {results['settings']['seeds']};
 held-out accuracy on {results['settings']['heldout_problems']} hard problems never trained on, greedy, without hints.
-Hint reliance is accuracy with the first {results['settings']['static_hint_digits']} answer digits given minus accuracy without.</p>
+Hint reliance is accuracy with {hint_given} given minus accuracy without.</p>
 <table id="results"><tr><th>arm</th><th>before</th><th>after (mean)</th><th>after per seed</th><th>spread</th>
 <th>hint reliance</th><th>hint tokens / intervention</th><th>interventions</th><th>traces</th></tr>
 {''.join(rows)}</table>

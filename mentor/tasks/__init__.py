@@ -14,6 +14,7 @@ TASKS = {
     "arithmetic": "mentor.tasks.arithmetic:ArithmeticTask",
     "math": "mentor.tasks.math:MathTask",
     "code": "mentor.tasks.code:CodeTask",
+    "composed": "mentor.tasks.composed:ComposedTask",
 }
 _instances: dict[str, Task] = {}
 

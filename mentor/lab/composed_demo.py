@@ -1,0 +1,85 @@
+"""What `mentor demo --lab composed` changes in the demo: each seed's own policy, problems, reward and hint library.
+
+- The policy: seed S pre-trains (or loads from the cache) the composed lab's policy of seed S, with its own gaps.
+- `static_hints`: the best fixed library rule for that seed ("reveal step k"), picked as a user with `mentor eval` would:
+  every rule is measured on the seed's step-0 failures (collapsed groups of 8 attempts at T=1 on `LIBRARY_PROBLEMS`
+  training problems) and the one that rescues most is kept.
+- `mentor`: the four-node graph, rules backends of the `composed` task (it reveals the step the attempts first get
+  wrong). Both hinted arms splice by `COMPOSED_STRATEGY`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mentor.lab import composed as lab
+from mentor.lab.composed_eval import best_library, failure_rows, library_config
+from mentor.tasks.composed import reward, step_hint
+
+# Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
+# unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
+COMPOSED_STRATEGY: dict[str, Any] = {"task": "composed", "strategy": "mixed", "mixed_share": 0.75,
+                                     "hint_placement": "prompt", "strip_hint": True, "reliance_every": 10}
+# The demo's budget in this lab (the rest of DemoSettings as in the default lab): a full 3-arm run of a new seed,
+# pre-training included, fits in 15 minutes on 2 cores (docs/benchmarks.md).
+COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train_problems": 4000,
+                                     "heldout_problems": 500, "eval_every": 25}
+LIBRARY_PROBLEMS = 300
+MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
+
+
+def policy(seed: int, pretrain: dict[str, Any]) -> str:
+    return lab.pretrained_policy(seed=seed, **pretrain)
+
+
+def choose_library(policy_dir: str, seed: int, problems: int = LIBRARY_PROBLEMS) -> dict[str, Any]:
+    """The seed's best fixed rule, measured on its step-0 failures: `{"step", "rescue_rates", "groups"}`."""
+    rows = failure_rows(policy_dir, lab.generate_problems("hard", problems, seed=seed, split="train"), seed=seed)
+    if not rows:
+        return {"step": 1, "rescue_rates": {}, "groups": 0}
+    step, rates = best_library(policy_dir, rows, sample_seed=seed)
+    return {"step": step, "rescue_rates": rates, "groups": len(rows)}
+
+
+def arm_config(arm: str, library_step: int | None, strategy: dict[str, Any]) -> dict[str, Any] | None:
+    if arm == "grpo":
+        return None
+    if arm == "static_hints":
+        return {**strategy, **library_config(library_step or 1), "hint_placement": strategy["hint_placement"]}
+    return dict(strategy)
+
+
+def heldout(n: int) -> list[dict[str, Any]]:
+    return lab.generate_problems("hard", n, seed=10_000, split="heldout")
+
+
+def dataset(n: int, seed: int, library_step: int | None):
+    """The training problems; the static library's hint column (`hint_step<k>`) when a library is given."""
+    ds = lab.make_dataset("hard", n, seed=seed, split="train")
+    if library_step:
+        column = f"hint_step{library_step}"
+        ds = ds.map(lambda row: {column: step_hint([int(c) for c in row["answer"]], library_step)})
+    return ds
+
+
+def wrong(model, tokenizer, problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The problems still wrong, greedy and unhinted, with the steps the policy wrote."""
+    from mentor.tasks.composed import extract_steps
+
+    outs = lab.completions(model, tokenizer, problems)
+    return [{"problem_id": row["problem_id"], "answer": row["answer"], "got": extract_steps(out[0]),
+             "first_wrong_step": first_wrong(out[0], row["answer"])}
+            for out, row in zip(outs, problems) if not reward(out[0], row["answer"])]
+
+
+def first_wrong(completion: str, answer: str) -> int | None:
+    from mentor.tasks.composed import ComposedTask
+
+    return ComposedTask().feedback(completion, {"answer": answer})["first_wrong_step"]
+
+
+def hinted_accuracy(model, tokenizer, problems: list[dict[str, Any]], library_step: int | None) -> float:
+    """Greedy accuracy with the library's one-step hint (step 1 when there is no library): for hint reliance."""
+    k = library_step or 1
+    hints = [step_hint([int(c) for c in row["answer"]], k) for row in problems]
+    return lab.accuracy(model, tokenizer, problems, hints)
