@@ -137,7 +137,7 @@ def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_re
     """Seed 0's policy (committed): the easy level done with its own facts, most hard groups collapsed, and each fixed
     one-step hint rescuing more groups than a fresh draw (docs/lab.md's headroom table, at 100 problems)."""
     from mentor.lab.composed_eval import failure_rows, rescue_table
-    from mentor.lab.pretrain import load_policy
+    from mentor.policy import load_policy
 
     path = lab.pretrained_policy(seed=0)
     assert path == str(lab.COMMITTED_POLICY)

@@ -127,7 +127,7 @@ class ComposedTask(Task):
         return (f"{count} of {n} attempts first go wrong at step {step} (the `{ops[step - 1]} {digits[step]}` step): "
                 f"the policy has that fact wrong."), step
 
-    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis, retry: int) -> int:
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis) -> int:
         return 3  # the lab's policy reads only a step mask (a partial step)
 
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
