@@ -26,7 +26,7 @@ OPTIONS = {
                "max_new_tokens": 48, "all": False, "threads": 1},
     "champ": {"champ": None, "limit": None},
 }
-AT_LEAST_1 = ("n", "samples", "max_new_tokens", "limit")
+AT_LEAST_1 = ("n", "samples", "max_new_tokens", "limit", "threads")
 
 
 def flag(name: str) -> str:
@@ -50,7 +50,7 @@ def source_options(args: argparse.Namespace) -> dict:
     for name in AT_LEAST_1:
         if options.get(name) is not None and options[name] < 1:
             raise InputError(f"{flag(name)} {options[name]}: must be at least 1")
-    if options.get("temperature", 0) < 0:
+    if not options.get("temperature", 0) >= 0:  # NaN too
         raise InputError(f"--temperature {options['temperature']}: must be >= 0")
     return options
 
@@ -59,7 +59,11 @@ def lab_rows(o: dict) -> tuple[list[dict], str]:
     from mentor.lab.failures import failure_rows
     from mentor.policy import COMMITTED_POLICY
 
-    rows = failure_rows(o["policy"] or COMMITTED_POLICY, o["n"], o["seed"], keep_all=o["all"], num_threads=o["threads"])
+    policy = Path(o["policy"] or COMMITTED_POLICY)
+    if not (policy / "config.json").is_file():  # before transformers reads it as a hub id
+        raise InputError(f"--policy {policy}: not a lab policy directory (no config.json in it); give a directory the "
+                         f"lab saved, or leave --policy out for the committed one")
+    rows = failure_rows(policy, o["n"], o["seed"], keep_all=o["all"], num_threads=o["threads"])
     return rows, f"wrote {len(rows)} groups of {o['n']} problems to {{out}}"
 
 

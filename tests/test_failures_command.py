@@ -39,6 +39,9 @@ def test_each_source_writes_a_file_the_failures_reader_reads_back(source, option
     (["--source", "policy", "--samples", "0"], "--samples 0: must be at least 1"),
     (["--source", "policy", "--temperature", "-1"], "--temperature -1.0: must be >= 0"),
     (["--source", "champ", "--limit", "0"], "--limit 0: must be at least 1"),
+    (["--source", "lab", "--threads", "0"], "--threads 0: must be at least 1"),
+    (["--source", "lab", "--policy", "no-such-dir"], "--policy no-such-dir: not a lab policy directory"),
+    (["--source", "champ", "--champ", "no-such.json"], "no-such.json: not CHAMP's v0.json"),
 ])
 def test_bad_options_are_refused_naming_the_option_and_nothing_is_written(argv, message, tmp_path, capsys):
     out = tmp_path / "f.jsonl"
