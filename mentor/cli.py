@@ -1,4 +1,4 @@
-"""The `mentor` command: diagnose stored failures, draw the graph, run the demo, view traces."""
+"""The `mentor` command: diagnose stored failures, write failures files, draw the graph, run the demo, view traces."""
 
 from __future__ import annotations
 
@@ -157,11 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
     copy.set_defaults(func=cmd_graph_copy)
 
     from mentor.evaluation.command import add_eval_command
+    from mentor.failures_command import add_failures_command
     from mentor.lab.demo import add_demo_command
     from mentor.traces.viewer import add_traces_command
 
     add_demo_command(sub)
     add_eval_command(sub)
+    add_failures_command(sub)
     add_traces_command(sub)
     return parser
 

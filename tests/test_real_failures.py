@@ -1,4 +1,4 @@
-"""The easy-arithmetic generator and the chat policy's failures writer (`python -m mentor.data.policy_failures`)."""
+"""The easy-arithmetic generator and the chat policy's failures writer (`mentor failures --source policy`)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from mentor.cli import main
 from mentor.data.easy_arithmetic import CHAT_MATH_COLUMNS, FAMILIES, make_rows, products
-from mentor.data.policy_failures import TIERS, failure_rows, main, reference_with_tiers
+from mentor.data.policy_failures import TIERS, failure_rows, reference_with_tiers
 from mentor.leakage import check_leak
 from mentor.tasks import get_task
 from mentor.types import FailedGroup
@@ -79,10 +80,9 @@ def test_a_leaking_tier_is_dropped_and_counted(tmp_path):
 
 def test_command_writes_the_file_and_prints_the_counts(tmp_path, capsys):
     out = tmp_path / "f.jsonl"
-    main(["-o", str(out), "--policy", "lab", "--family", "word", "--n", "2", "--samples", "2",
-          "--max-new-tokens", "6", "--all"])
+    main(["failures", "--source", "policy", "-o", str(out), "--policy", "lab", "--family", "word", "--n", "2",
+          "--samples", "2", "--max-new-tokens", "6", "--all"])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 2 and all(set(TIERS) <= set(r["reference"]) for r in rows)
     assert "of 2 groups collapsed; wrote 2 groups" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main(["-o", str(out), "--n", "0"])
+    assert main(["failures", "--source", "policy", "-o", str(out), "--n", "0"]) == 2  # refused, as before

@@ -1,22 +1,19 @@
 """CHAMP (competition math with step solutions and human hints), read offline from the `champ-dataset`
 package's shipped `dataset_files/v0.json` (270 problems, 456 hints, 89 concepts; MIT licence).
 
-`python -m mentor.data.champ -o FILE` writes CHAMP's annotated wrong model solutions as a `mentor diagnose` /
-`mentor eval` failures file: one group per solution, its attempt carrying `annotated_first_wrong_step` (see
-`annotated_failure_rows`).
+`mentor failures --source champ -o FILE` (mentor/failures_command.py) writes CHAMP's annotated wrong model
+solutions as a `mentor diagnose` / `mentor eval` failures file: one group per solution, its attempt carrying
+`annotated_first_wrong_step` (see `annotated_failure_rows`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mentor.failures import check_output
 from mentor.mathtext.steps import split_steps
 from mentor.types import ANNOTATED_STEP, InputError
 
@@ -173,31 +170,3 @@ def annotated_failure_rows(path: str | Path | None = None) -> tuple[list[dict[st
                             "attempts": [{"completion": annotation["text"], "reward": 0.0, ANNOTATED_STEP: step}]})
     return out, counts
 
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mentor.data.champ", description=annotated_failure_rows.__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-o", "--output", required=True, help="the failures .jsonl file to write")
-    ap.add_argument("--champ", help="CHAMP's v0.json (default: the copy champ-dataset ships)")
-    ap.add_argument("--limit", type=int, help="keep the first N groups (file order: CHAMP's problem order)")
-    args = ap.parse_args(argv)
-    if args.limit is not None and args.limit < 1:
-        ap.error(f"--limit {args.limit}: must be at least 1")
-    out = Path(args.output)
-    try:
-        check_output(out)  # before CHAMP is read
-        rows, counts = annotated_failure_rows(args.champ)
-    except InputError as e:
-        print(f"python -m mentor.data.champ: error: {e}", file=sys.stderr)
-        return 2
-    rows = rows[:args.limit]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(f"wrote {len(rows)} groups to {out}: of CHAMP's {counts['annotated']} annotated model solutions, "
-          f"{counts['no_mistake']} are marked correct and {counts['right_answer']} marked wrong have an answer the "
-          f"verifier accepts; both left out")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

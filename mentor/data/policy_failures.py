@@ -1,4 +1,4 @@
-"""`python -m mentor.data.policy_failures -o FILE --policy POLICY --family sum`: a chat policy's own failures on an
+"""`mentor failures --source policy -o FILE --policy POLICY --family sum`: a chat policy's own failures on an
 easy arithmetic family (`mentor.data.easy_arithmetic`), as a `mentor diagnose` / `mentor eval` input file.
 
 The policy samples G attempts per problem exactly as `mentor eval` samples (its chat template, batches and seed);
@@ -6,17 +6,14 @@ the collapsed groups are kept (`--all`: every group). Each reference holds three
 tiers, chosen per config by `columns: {hint: FIELD}`: `knowledge` (the method, no number of this problem), `plan`
 (the steps without their results) and `partial` (the longest run of the worked solution's first steps, never its
 last, that passes the leakage check). Each tier goes through the math task's leakage check with the problem as
-context; a tier that leaks is left out of the reference (that library withholds the group) and counted.
+context; a tier that leaks is left out of the reference (that library withholds the group) and counted. The
+command is mentor/failures_command.py.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from collections import Counter
-from pathlib import Path
 
-from mentor.data.easy_arithmetic import FAMILIES, make_rows
 from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
 from mentor.tasks import get_task
@@ -73,35 +70,3 @@ def failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperatu
                          "reference": reference, "attempts": attempts})
     return kept, counts
 
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mentor.data.policy_failures", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
-    ap.add_argument("--policy", default="HuggingFaceTB/SmolLM2-135M-Instruct",
-                    help="a hub id or save_pretrained directory, as `mentor eval --policy` (default: SmolLM2-135M)")
-    ap.add_argument("--family", choices=FAMILIES, default="sum", help="the problem family (default sum)")
-    ap.add_argument("--n", type=int, default=16, help="problems (default 16)")
-    ap.add_argument("--seed", type=int, default=0, help="problem and sampling seed (default 0)")
-    ap.add_argument("--samples", type=int, default=8, help="attempts per problem, G (default 8)")
-    ap.add_argument("--temperature", type=float, default=1.0)
-    ap.add_argument("--max-new-tokens", type=int, default=48)
-    ap.add_argument("--all", action="store_true", help="keep the groups that are not collapsed too")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    for flag, value in (("--n", args.n), ("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens)):
-        if value < 1:
-            ap.error(f"{flag} must be at least 1")
-    from mentor.policy import torch_threads
-
-    with torch_threads(args.threads):
-        rows, counts = failure_rows(args.policy, make_rows(args.family, args.n, args.seed), args.samples,
-                                    args.temperature, args.max_new_tokens, args.seed, args.all)
-    Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
-    print(f"{args.family}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote {counts['kept']} "
-          f"groups to {args.output}; tiers left out as leaks: {left_out}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,17 +1,15 @@
-"""`python -m mentor.lab.failures -o FILE`: the lab policy's own failures on the hard level, as a `mentor diagnose` /
+"""`mentor failures --source lab -o FILE`: the lab policy's own failures on the hard level, as a `mentor diagnose` /
 `mentor eval` input file.
 
 The problems and samples are those of docs/lab.md's measured figures (`python -m mentor.lab`): `--n` held-out hard
 problems (seed `--seed`), 8 samples each at T=1 with the same sampling seed. Each row's reference holds `hint1`,
 `hint2` and `hint3`, the first 1, 2 and 3 answer digits: three static hint libraries in one file, chosen per config by
 `columns: {hint: hint2}`. `--all` keeps the groups that are not collapsed too, so that `mentor eval` sees exactly the
-problems of docs/lab.md's rescue rates (which count every problem).
+problems of docs/lab.md's rescue rates (which count every problem). The command is mentor/failures_command.py.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 
 from mentor.lab import data
@@ -36,23 +34,3 @@ def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int 
                          "reference": reference, "attempts": attempts})
     return rows
 
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m mentor.lab.failures", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
-    ap.add_argument("--policy", default=str(COMMITTED_POLICY), help="a lab policy directory (default: the committed)")
-    ap.add_argument("--n", type=int, default=500, help="held-out hard problems (default 500)")
-    ap.add_argument("--seed", type=int, default=0, help="problem and sampling seed (default 0)")
-    ap.add_argument("--all", action="store_true", help="keep the groups that are not collapsed too")
-    ap.add_argument("--threads", type=int, default=1)
-    args = ap.parse_args(argv)
-    if args.n < 1:
-        ap.error("--n must be at least 1")
-    rows = failure_rows(args.policy, args.n, args.seed, keep_all=args.all, num_threads=args.threads)
-    Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(f"wrote {len(rows)} groups of {args.n} problems to {args.output}")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,59 @@
+"""`mentor failures`: each source writes a file the one failures reader reads back, and bad options are refused with
+the option named."""
+
+from __future__ import annotations
+
+import pytest
+
+from mentor.cli import main
+from mentor.evaluation.annotations import read_annotations
+from mentor.failures import read_failures
+
+
+@pytest.mark.parametrize("source, options, task", [
+    ("lab", ["--n", "3", "--all"], "arithmetic"),
+    ("policy", ["--policy", "lab", "--family", "sum", "--n", "2", "--samples", "2", "--max-new-tokens", "6"], "math"),
+    ("champ", ["--limit", "2"], "math"),
+])
+def test_each_source_writes_a_file_the_failures_reader_reads_back(source, options, task, tmp_path, capsys):
+    out = tmp_path / "sub" / f"{source}.jsonl"  # the folder is made
+    assert main(["failures", "--source", source, "-o", str(out), *options]) == 0
+    groups, skipped = read_failures(out)
+    assert skipped == [] and groups and all(g.task == task and g.attempts for g in groups)
+    printed = capsys.readouterr().out
+    assert f"groups to {out}" in printed or f"problems to {out}" in printed
+    if source == "lab":  # --all keeps every problem
+        assert len(groups) == 3 and all(set(g.reference) >= {"hint1", "hint2", "hint3"} for g in groups)
+    if source == "champ":
+        assert len(groups) == 2 and all(step >= 1 for steps in read_annotations(out) for step in steps)
+    assert list(tmp_path.glob("sub/.*.tmp")) == []  # written atomically: no temporary file left
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--source", "champ", "--family", "sum"], "--family is not an option of --source champ; it is one of "
+                                               "--source policy"),
+    (["--source", "lab", "--samples", "2"], "--samples is not an option of --source lab"),
+    (["--source", "champ", "--seed", "1"], "--seed is not an option of --source champ; it is one of --source lab or "
+                                           "--source policy"),
+    (["--source", "lab", "--n", "0"], "--n 0: must be at least 1"),
+    (["--source", "policy", "--samples", "0"], "--samples 0: must be at least 1"),
+    (["--source", "policy", "--temperature", "-1"], "--temperature -1.0: must be >= 0"),
+    (["--source", "champ", "--limit", "0"], "--limit 0: must be at least 1"),
+    (["--source", "lab", "--threads", "0"], "--threads 0: must be at least 1"),
+    (["--source", "lab", "--policy", "no-such-dir"], "--policy no-such-dir: not a lab policy directory"),
+    (["--source", "champ", "--champ", "no-such.json"], "no-such.json: not CHAMP's v0.json"),
+])
+def test_bad_options_are_refused_naming_the_option_and_nothing_is_written(argv, message, tmp_path, capsys):
+    out = tmp_path / "f.jsonl"
+    out.write_text("kept\n")
+    assert main(["failures", *argv, "-o", str(out)]) == 2
+    assert f"mentor: error: {message}" in capsys.readouterr().err
+    assert out.read_text() == "kept\n"
+
+
+def test_an_output_folder_and_an_unknown_source_are_refused(tmp_path, capsys):
+    assert main(["failures", "--source", "lab", "--n", "1", "-o", str(tmp_path)]) == 2
+    assert f"-o {tmp_path} is a folder; give a file path" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse names the choices
+        main(["failures", "--source", "humaneval", "-o", str(tmp_path / "f.jsonl")])
+    assert "invalid choice: 'humaneval'" in capsys.readouterr().err
