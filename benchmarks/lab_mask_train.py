@@ -17,7 +17,7 @@ the demo's 1e-3, hints stopped rescuing any group within 3 steps, in both hinted
   else one every attempt gets right).
 
 The demo's `run_arm` knows prefix hints only. For this process, the script swaps in the mask library (the hint
-column), the mask composer (a task registered as `arithmetic_mask`) and the hinted evaluation behind hint reliance
+column), the mask composer (a task registered as `arithmetic_mask`) and the hinted evaluation behind hint dependence
 (the library's hundreds mask, in the prompt). Prints the run's figures as JSON; the run directory holds its traces.
 """
 
@@ -94,7 +94,7 @@ def main() -> None:
     out = Path(args.out) / (args.arm + {"static_hints": f"-{args.column}", "mentor": f"-{args.rule}"}.get(args.arm, ""))
     result = demo.run_arm(args.arm, args.seed, policy, settings, out)
     print(json.dumps({"arm": args.arm, "column": args.column, "rule": args.rule, "seed": args.seed,
-                      "heldout_acc_after": result["heldout_acc_after"], "hint_reliance": result["hint_reliance"],
+                      "heldout_acc_after": result["heldout_acc_after"], "hint_dependence": result["hint_dependence"],
                       "interventions": result["interventions"],
                       "curve": [round(c["heldout_acc"], 3) for c in result["curve"]]}))
 

@@ -31,7 +31,7 @@ def main() -> None:
     print(f"strategy {json.dumps(settings.strategy)}")
     for arm, figures in results["arms"].items():
         print(f"{arm}: held-out accuracy per seed {figures['heldout_acc_after_per_seed']}, "
-              f"mean {figures['heldout_acc_after']:.3f}, reliance {figures['hint_reliance']:+.3f}")
+              f"mean {figures['heldout_acc_after']:.3f}, dependence {figures['hint_dependence']:+.3f}")
 
 
 if __name__ == "__main__":
