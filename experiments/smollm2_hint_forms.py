@@ -3,7 +3,7 @@ of the G samples per collapsed sum group, how many write a \boxed{}, how many st
 many the verifier scores right (those that end on it). The samples are `mentor eval`'s own: the same rows, seed and
 batches (mentor.evaluation.sample), so the last column equals G x groups x the report's mean_reward.
 
-    python -m mentor.data.policy_failures --family sum -o /tmp/sum_failures.jsonl
+    .venv/bin/mentor failures --source policy --family sum -o /tmp/sum_failures.jsonl
     OMP_NUM_THREADS=1 .venv/bin/python experiments/smollm2_hint_forms.py /tmp/sum_failures.jsonl [--seed 0]
 """
 
