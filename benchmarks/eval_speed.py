@@ -2,7 +2,7 @@
 mentor), against a baseline from the same run: the lab's own batched sampling (mentor.lab.sampling.completions) of
 the same groups, 4 times. Prints wall seconds, the ratio and the load average.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/eval_speed.py [--threads 1]
+    .venv/bin/python benchmarks/eval_speed.py [--threads 1]
 """
 
 from __future__ import annotations

@@ -103,7 +103,9 @@ def test_policy_is_small_and_seeded():
     assert not all(torch.equal(a, b) for a, b in zip(m1.parameters(), m3.parameters()))
 
 
-def test_cache_key_covers_what_changes_the_weights():
+def test_cache_key_covers_what_changes_the_weights(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))  # the mask probe's rows: experiments/mask_rows.py
+    from mask_rows import MaskRows
     from mentor.lab.pretrain import cache_key
 
     base = cache_key(0)
@@ -115,8 +117,8 @@ def test_cache_key_covers_what_changes_the_weights():
     assert base != cache_key(0, hint_share=0.0)
     assert base != cache_key(0, tail_start=0)
     assert base != cache_key(0, model={"intermediate_size": 256})
-    assert base == cache_key(0, mask_share=0.0, tail_mask_share=0.0)  # the probe's rows, off: the same policy
-    assert base != cache_key(0, mask_share=0.15) != cache_key(0, mask_share=0.15, tail_mask_share=0.5)
+    assert base == cache_key(0, extra=MaskRows(mask_share=0.0, tail_mask_share=0.0))  # the probe's rows, off
+    assert base != cache_key(0, extra=MaskRows(mask_share=0.15)) != cache_key(0, extra=MaskRows(0.15, 0.5))
     with pytest.raises(TypeError):
         cache_key(0, learning_rate=1e-3)
     with pytest.raises(ValueError, match="tail_given"):
@@ -148,13 +150,15 @@ def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
         assert int((labels[row] != -100).sum()) == len(c) - g + end  # loss only after the given characters
 
 
-def test_mask_rows_teach_copying_one_digit_and_never_a_hard_sum():
+def test_mask_rows_teach_copying_one_digit_and_never_a_hard_sum(monkeypatch):
     import random
 
+    monkeypatch.syspath_prepend(str(ROOT / "experiments"))
+    from mask_rows import MaskRows
     from mentor.lab.pretrain import PRETRAIN_DEFAULTS, training_rows
 
-    hp = {**PRETRAIN_DEFAULTS, "mask_share": 1.0}
-    prompts, completions, ends, given = training_rows(hp, random.Random(0))(500, step=0)
+    sample = training_rows(PRETRAIN_DEFAULTS, random.Random(0), MaskRows(mask_share=1.0))
+    prompts, completions, ends, given = sample(500, step=0)
     columns = set()
     for prompt, completion, end, g in zip(prompts, completions, ends, given):
         assert prompt.startswith(arithmetic.HINT_MARKER)

@@ -79,7 +79,7 @@ def first_wrong(completion: str, answer: str) -> int | None:
 
 
 def hinted_accuracy(model, tokenizer, problems: list[dict[str, Any]], library_step: int | None) -> float:
-    """Greedy accuracy with the library's one-step hint (step 1 when there is no library): for hint reliance."""
+    """Greedy accuracy with the library's one-step hint (step 1 when there is no library): for hint dependence."""
     k = library_step or 1
     hints = [step_hint([int(c) for c in row["answer"]], k) for row in problems]
     return lab.accuracy(model, tokenizer, problems, hints)

@@ -48,7 +48,7 @@ class DemoSettings:
         pretrain: overrides of the lab's pre-training hyper-parameters.
         strategy: mentor config keys saying how both hinted arms splice hints (default: `LAB_STRATEGY`).
         static_hint_digits: leading answer digits of the `static_hints` library's hint (1 to 3; default 3, the
-            best library measured, docs/lab.md); hint reliance is measured with a hint of this many digits.
+            best library measured, docs/lab.md); hint dependence is measured with a hint of this many digits.
         jobs: runs (arm and seed) trained at once, each in its own process on one CPU thread; 0 (the
             default) starts every run at once, up to two per core, so that no core idles while the
             slowest arm finishes.
@@ -154,7 +154,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
     result["heldout_wrong"] = wrong
     hinted = evaluate(model, tokenizer, heldout, hint_fn=first_digits(settings.static_hint_digits),
                       placement="prefix")
-    result["hint_reliance"] = hinted - result["heldout_acc_after"]
+    result["hint_dependence"] = hinted - result["heldout_acc_after"]
     return result
 
 
@@ -247,7 +247,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
                     cd.dataset(settings.train_problems, seed, step), composed_reward, cd.MAX_COMPLETION_LENGTH, config)
     result["heldout_wrong"] = wrong
-    result["hint_reliance"] = cd.hinted_accuracy(model, tokenizer, heldout, step) - result["heldout_acc_after"]
+    result["hint_dependence"] = cd.hinted_accuracy(model, tokenizer, heldout, step) - result["heldout_acc_after"]
     if arm == "static_hints":
         result["library"] = library
     return result
@@ -263,7 +263,7 @@ def summarise_arms(per_seed: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "heldout_acc_after": sum(after) / len(after),
             "heldout_acc_after_per_seed": after,
             "spread": max(after) - min(after),
-            "hint_reliance": sum(r["hint_reliance"] for r in runs) / len(runs),
+            "hint_dependence": sum(r["hint_dependence"] for r in runs) / len(runs),
             "hint_tokens_per_intervention": sum(r["hint_tokens_per_intervention"] for r in runs) / len(runs),
             "interventions": sum(r["interventions"] for r in runs) / len(runs),
             "runs": runs,
@@ -300,10 +300,10 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
                "arms": summarise_arms(per_seed), "wall_s": time.perf_counter() - t0}
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     write_report(results, out_dir)
-    print(f"\n{'arm':<14}{'before':>8}{'after':>8}{'reliance':>10}{'hint tokens':>13}")
+    print(f"\n{'arm':<14}{'before':>8}{'after':>8}{'dependence':>12}{'hint tokens':>13}")
     for arm, figures in results["arms"].items():
         print(f"{arm:<14}{figures['heldout_acc_before']:>8.3f}{figures['heldout_acc_after']:>8.3f}"
-              f"{figures['hint_reliance']:>10.3f}{figures['hint_tokens_per_intervention']:>13.2f}")
+              f"{figures['hint_dependence']:>12.3f}{figures['hint_tokens_per_intervention']:>13.2f}")
     print(f"wrote {out_dir / 'results.json'} and {out_dir / 'report.html'} in {results['wall_s']:.0f} s")
     return results
 

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from mentor.lab import data as labdata
 from mentor.lab.sampling import evaluate
@@ -39,14 +39,26 @@ PRETRAIN_DEFAULTS: dict[str, Any] = {
     "tail_share": 0.35,      # share of rows (from tail_start on) that are hard problems trained on their last digits
     "tail_given": [2, 3],    # how many leading answer digits such a row is given, untrained
     "tail_start": 700,       # first step with tail rows: the easy level's carry is learned first
-    # The mask-hint probe (docs/lab.md, benchmarks/lab_mask_probe.py); 0 leaves the default policy as it is.
-    "mask_share": 0.0,       # share of rows (every step) that are one-digit *mask-hint* copy rows: see training_rows
-    "tail_mask_share": 0.0,  # share of tail rows whose prompt carries a mask hint of one of their (random) given digits
     "level": "easy",
     "model": {},             # overrides of mentor.lab.model.MODEL_DEFAULTS
 }
 
 DEFAULT_CACHE_DIR = ".cache/mentor-lab"
+
+Row = tuple[str, str, bool, int]  # (prompt, completion, ends with EOS, leading completion characters given, no loss)
+
+
+class ExtraRows(Protocol):
+    """An experiment's own pre-training rows (experiments/, docs/lab.md), mixed into `training_rows`' without a knob
+    in the lab: `hparams` join the cache key's, so the experiment's policy is cached apart from the default one."""
+
+    hparams: dict[str, Any]
+
+    def row(self, rng, easy_pairs: list[tuple[int, int]], random_hard_sum: Callable[[], str]) -> Row | None:
+        """A row of the experiment's own, drawn before each default row, or None for a default row."""
+
+    def tail_prompt(self, rng, prompt: str, shown: str, given: int) -> str:
+        """The prompt of a tail row whose response `shown` has `given` leading digits given."""
 
 
 def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -61,19 +73,17 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
     return hp
 
 
-def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
+def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = None, **hparams) -> str:
     """Hash of everything that changes the pre-trained weights (`versions=False` leaves out the library
-    versions: the key of the committed checkpoint, which any torch/transformers can load)."""
+    versions: the key of the committed checkpoint, which any torch/transformers can load; `extra`: an experiment's
+    rows, whose `hparams` join the others)."""
     import torch
     import transformers
 
     from mentor.lab.model import MODEL_DEFAULTS
     from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
 
-    hp = _hparams(hparams)
-    for probe_hp in ("mask_share", "tail_mask_share"):  # probe hyper-parameters: off by default, key unchanged
-        if not hp[probe_hp]:
-            del hp[probe_hp]
+    hp = {**_hparams(hparams), **(extra.hparams if extra else {})}
     spec = {
         "lab_version": LAB_VERSION,
         "seed": seed,
@@ -91,7 +101,7 @@ def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
 
 # --- training ----------------------------------------------------------------------------------------
 
-def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[str], list[str], list[bool], list[int]]]:
+def training_rows(hp: dict[str, Any], rng, extra: ExtraRows | None = None) -> Callable[[int, int], tuple[list[str], list[str], list[bool], list[int]]]:
     """A sampler `sample(n, step)` of `(prompts, completions, ends, given)` batches (`given`: leading
     completion characters that are context only, with no loss).
 
@@ -110,6 +120,8 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
     the hard level's new skill (the hundreds column and its carry) is never shown, let alone a target, and
     unhinted hard problems stay collapsed while the policy learns to continue a partial answer on a hard
     problem (the prefix hint).
+
+    `extra` (an experiment's, see `ExtraRows`) may draw a row of its own before each row, and rewrite tail prompts.
     """
     pairs = labdata.all_pairs(hp["level"], "all")
     hard_pairs = labdata.all_pairs("hard", "train") if hp["tail_share"] else []
@@ -121,16 +133,10 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
     def sample(n: int, step: int):
         prompts, completions, ends, given = [], [], [], []
         for _ in range(n):
-            if hp["mask_share"] and rng.random() < hp["mask_share"]:
-                # Mask-hint copy row (probe): `Hint: _7__` + an easy question; the response is a random
-                # hard-looking sum, given (no loss) up to column c, then its digit at c (the hint's) trained,
-                # then cut (no EOS). Teaches "column c of my answer is the hint's digit", never a hard sum.
-                a, b = pairs[rng.randrange(len(pairs))]
-                answer, c = random_hard_sum(), rng.randrange(3)
-                prompts.append(arithmetic.hint_prompt(arithmetic.format_prompt(a, b), arithmetic.mask_hint(answer, c)))
-                completions.append(" " + answer[:c + 1])
-                ends.append(False)
-                given.append(1 + c)
+            row = extra.row(rng, pairs, random_hard_sum) if extra else None
+            if row:
+                for column, value in zip((prompts, completions, ends, given), row):
+                    column.append(value)
                 continue
             if hp["tail_share"] and step >= hp["tail_start"] and rng.random() < hp["tail_share"]:
                 a, b = hard_pairs[rng.randrange(len(hard_pairs))]
@@ -138,9 +144,8 @@ def training_rows(hp: dict[str, Any], rng) -> Callable[[int, int], tuple[list[st
                 shown = random_hard_sum()[:2] + arithmetic.format_answer(a, b)[2:]
                 k = rng.choice(hp["tail_given"])
                 prompt = arithmetic.format_prompt(a, b)
-                if hp["tail_mask_share"] and rng.random() < hp["tail_mask_share"]:
-                    c = rng.randrange(k)  # a mask hint of one given digit: tens/units then learned under a hint line
-                    prompt = arithmetic.hint_prompt(prompt, arithmetic.mask_hint(shown, c))
+                if extra:
+                    prompt = extra.tail_prompt(rng, prompt, shown, k)
                 prompts.append(prompt)
                 completions.append(" " + shown)
                 ends.append(True)
@@ -219,9 +224,10 @@ def train_loop(model, tokenizer, sample, hp: dict[str, Any], progress: bool = Tr
     return curve, first_loss, loss_ema, round(time.time() - t0, 1)
 
 
-def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, **hparams):
-    """Pre-train a fresh policy on the easy level; returns `(model, tokenizer, info)`. Deterministic for
-    the seed and hyper-parameters (on one machine and thread count)."""
+def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, extra: ExtraRows | None = None,
+             **hparams):
+    """Pre-train a fresh policy on the easy level (and `extra`'s rows); returns `(model, tokenizer, info)`.
+    Deterministic for the seed and hyper-parameters (on one machine and thread count)."""
     import random
 
     from mentor.lab.model import build_policy
@@ -231,28 +237,28 @@ def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, 
         model, tokenizer = build_policy(seed, **hp["model"])
         model.train()
         rng = random.Random(f"mentor-lab/pretrain/{seed}")
-        sample = training_rows(hp, rng)
+        sample = training_rows(hp, rng, extra)
         curve, first_loss, loss_ema, seconds = train_loop(model, tokenizer, sample, hp, progress)
         model.eval()
-    info = {"seed": seed, "hparams": hp, "train_seconds": seconds, "first_loss": first_loss, "final_loss": loss_ema,
+    info = {"seed": seed, "hparams": {**hp, **(extra.hparams if extra else {})}, "train_seconds": seconds, "first_loss": first_loss, "final_loss": loss_ema,
             "loss_curve": curve}
     return model, tokenizer, info
 
 
 def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: int = 0, progress: bool = True,
-                      num_threads: int | None = 2, **hparams) -> str:
+                      num_threads: int | None = 2, extra: ExtraRows | None = None, **hparams) -> str:
     """Path of a pre-trained lab policy (model + tokenizer, `save_pretrained` format), training it on a
     cache miss. The directory is `<cache_dir>/policy-<cache_key>`; `meta.json` in it records the
-    hyper-parameters, training time and easy-level accuracy."""
+    hyper-parameters, training time and easy-level accuracy. `extra`: an experiment's rows (`ExtraRows`)."""
     committed = COMMITTED_POLICY / "meta.json"
-    weights_key = cache_key(seed, False, **hparams)
+    weights_key = cache_key(seed, False, extra, **hparams)
     if committed.exists() and json.loads(committed.read_text()).get("weights_key") == weights_key:
         return str(COMMITTED_POLICY)
-    key = cache_key(seed, **hparams)
+    key = cache_key(seed, True, extra, **hparams)
     out = Path(cache_dir) / f"policy-{key}"
     if (out / "meta.json").exists():
         return str(out)
-    model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, **hparams)
+    model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, extra=extra, **hparams)
     with torch_threads(num_threads):
         info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
     info["cache_key"], info["weights_key"] = key, weights_key

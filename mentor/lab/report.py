@@ -53,7 +53,7 @@ def write_report(results: dict[str, Any], out_dir: Path) -> Path:
         rows.append(
             f"<tr><td>{html.escape(arm)}</td><td>{f['heldout_acc_before']:.3f}</td><td>{f['heldout_acc_after']:.3f}</td>"
             f"<td>{', '.join(f'{a:.3f}' for a in f['heldout_acc_after_per_seed'])}</td><td>{f['spread']:.3f}</td>"
-            f"<td>{f['hint_reliance']:+.3f}</td><td>{f['hint_tokens_per_intervention']:.2f}</td>"
+            f"<td>{f['hint_dependence']:+.3f}</td><td>{f['hint_tokens_per_intervention']:.2f}</td>"
             f"<td>{f['interventions']:.0f}</td><td>{links or '-'}</td></tr>")
     hint_given = (f"the first {results['settings']['static_hint_digits']} answer digits"
                   if results.get("lab", "addition") == "addition" else
@@ -66,9 +66,9 @@ figcaption{{font-size:90%}}</style></head><body>
 <h1>{html.escape(title)}: zero-reward collapse and recovery</h1>
 <p>{results['steps']} GRPO steps per arm from the same pre-trained policy; seeds {results['settings']['seeds']};
 held-out accuracy on {results['settings']['heldout_problems']} hard problems never trained on, greedy, without hints.
-Hint reliance is accuracy with {hint_given} given minus accuracy without.</p>
+Hint dependence is accuracy with {hint_given} given minus accuracy without.</p>
 <table id="results"><tr><th>arm</th><th>before</th><th>after (mean)</th><th>after per seed</th><th>spread</th>
-<th>hint reliance</th><th>hint tokens / intervention</th><th>interventions</th><th>traces</th></tr>
+<th>hint dependence</th><th>hint tokens / intervention</th><th>interventions</th><th>traces</th></tr>
 {''.join(rows)}</table>
 <div id="plots">{''.join(plots)}</div>
 <p>Figures: <code>results.json</code>. Wall time {results['wall_s']:.0f} s.</p></body></html>"""

@@ -52,12 +52,6 @@ def partial_answer_hint(answer: str, k: int) -> str:
     return answer[:k]
 
 
-def mask_hint(answer: str, column: int) -> str:
-    """Hint text revealing one answer digit, the one at `column` (0 = thousands), e.g. `_7__` (a probe's hint
-    kind, docs/lab.md; the demo does not use it)."""
-    return "".join(ch if i == column else "_" for i, ch in enumerate(answer))
-
-
 def prefix_prompt(prompt: str, digits: str) -> str:
     """Prefix placement: the text the policy continues when the response starts with `digits`
     (`Q: 123+456=? A:` + `05` -> `Q: 123+456=? A: 05`)."""

@@ -3,8 +3,8 @@ of the G samples per collapsed sum group, how many write a \boxed{}, how many st
 many the verifier scores right (those that end on it). The samples are `mentor eval`'s own: the same rows, seed and
 batches (mentor.evaluation.sample), so the last column equals G x groups x the report's mean_reward.
 
-    python -m mentor.data.policy_failures --family sum -o /tmp/sum_failures.jsonl
-    OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python benchmarks/smollm2_hint_forms.py /tmp/sum_failures.jsonl [--seed 0]
+    .venv/bin/mentor failures --source policy --family sum -o /tmp/sum_failures.jsonl
+    OMP_NUM_THREADS=1 .venv/bin/python experiments/smollm2_hint_forms.py /tmp/sum_failures.jsonl [--seed 0]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from mentor.failures import read_failures
 from mentor.policy import torch_threads
 from mentor.tasks import get_task
 
-CONFIGS = Path(__file__).resolve().parent / "eval_configs"
+CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ROWS = {"knowledge": "smollm2_knowledge.yaml", "plan": "smollm2_plan.yaml", "partial": "smollm2_partial.yaml",
         "mentor": "smollm2_mentor.yaml"}
 

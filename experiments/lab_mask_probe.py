@@ -3,12 +3,12 @@
 Would a hint capped at one revealed digit let a live diagnosis beat a fixed per-problem library? (docs/lab.md,
 "Probe: one-digit mask hints".) Three commands, one thread each; every figure is on 500 held-out hard problems.
 
-    .venv/bin/python benchmarks/lab_mask_probe.py train --mask-share 0.15 --tail-mask-share 0.5 --out /tmp/probe/m
-    .venv/bin/python benchmarks/lab_mask_probe.py eval /tmp/probe/m        # or `committed`
-    .venv/bin/python benchmarks/lab_mask_probe.py rescue /tmp/probe/m --sample-seed 0
+    .venv/bin/python experiments/lab_mask_probe.py train --mask-share 0.15 --tail-mask-share 0.5 --out /tmp/probe/m
+    .venv/bin/python experiments/lab_mask_probe.py eval /tmp/probe/m        # or `committed`
+    .venv/bin/python experiments/lab_mask_probe.py rescue /tmp/probe/m --sample-seed 0
 
 `train` pre-trains a policy (about 6 min) with mask copy rows and mask lines on tail rows (`mask_share`,
-`tail_mask_share` of mentor.lab.pretrain); `eval` prints easy and hard accuracy, the collapsed share, greedy accuracy
+`tail_mask_share` of mask_rows.MaskRows, mixed into mentor.lab.pretrain's rows); `eval` prints easy and hard accuracy, the collapsed share, greedy accuracy
 and the copy rate with a mask at each column, and with the 2-digit prefix; `rescue` prints the share of problems
 that at least one of 8 samples (T=1) gets right under the mask the mentor would choose (the column most attempts
 get wrong), under each fixed column, under the rule "thousands if the sum reaches 1000, else hundreds", and the
@@ -23,6 +23,7 @@ import time
 
 import torch
 
+from mask_rows import MaskRows, mask_hint
 from mentor.lab import data as labdata
 from mentor.lab import pretrain, sampling
 from mentor.policy import COMMITTED_POLICY, load_policy
@@ -32,7 +33,7 @@ COLUMNS = ("thousands", "hundreds", "tens")
 
 
 def masked(column: int):
-    return lambda row: arithmetic.mask_hint(row["answer"], column)
+    return lambda row: mask_hint(row["answer"], column)
 
 
 def heldout() -> list[dict]:
@@ -45,7 +46,7 @@ def load(policy: str):
 
 def train(args) -> dict:
     model, tokenizer, info = pretrain.pretrain(seed=args.seed, num_threads=1, progress=True,
-                                               mask_share=args.mask_share, tail_mask_share=args.tail_mask_share)
+                                               extra=MaskRows(args.mask_share, args.tail_mask_share))
     model.save_pretrained(args.out)
     tokenizer.save_pretrained(args.out)
     return {"out": args.out, "train_seconds": info["train_seconds"], "final_loss": round(info["final_loss"], 4)}

@@ -4,7 +4,7 @@ r"""The CPU lab's hinted arms under another splice strategy than the demo's
 Prints each arm's unhinted held-out accuracy per seed; the runs (results.json, traces) go to --out. The library's
 on-policy default, for instance (docs/lab.md, "Variants measured on the way"):
 
-    .venv/bin/python benchmarks/lab_strategy.py --arms static_hints,mentor --seeds 0 \
+    .venv/bin/python experiments/lab_strategy.py --arms static_hints,mentor --seeds 0 \
         --strategy '{"strategy": "replace_group", "hint_placement": "prompt", "strip_hint": false, "train_prefix": false}'
 """
 
@@ -31,7 +31,7 @@ def main() -> None:
     print(f"strategy {json.dumps(settings.strategy)}")
     for arm, figures in results["arms"].items():
         print(f"{arm}: held-out accuracy per seed {figures['heldout_acc_after_per_seed']}, "
-              f"mean {figures['heldout_acc_after']:.3f}, reliance {figures['hint_reliance']:+.3f}")
+              f"mean {figures['heldout_acc_after']:.3f}, dependence {figures['hint_dependence']:+.3f}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ and how much two seeds' wrong sets overlap against what independent errors at th
 overlap says the errors follow from the problems (a per-problem hint library could anticipate them); a small one says
 they follow from each run's training (only a live diagnosis can see them). Across arms, the same for seed pairs.
 
-    .venv/bin/python benchmarks/lab_errors.py /tmp/exp/wrong3/results.json
+    .venv/bin/python experiments/lab_errors.py /tmp/exp/wrong3/results.json
 """
 
 from __future__ import annotations
