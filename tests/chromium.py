@@ -30,6 +30,14 @@ def find_chromium() -> str | None:
     return next((p for p in map(shutil.which, CHROMIUM_NAMES) if p), None)
 
 
+def started_chromium() -> "Chromium":
+    """A started headless browser; an error naming the install when there is none (`make test` installs Debian's
+    chromium, so the viewer's tests never skip)."""
+    binary = find_chromium()
+    assert binary, "chromium is not installed: apt-get install -y chromium (make test does), or set MENTOR_CHROMIUM"
+    return Chromium(binary)
+
+
 # --- a minimal Chrome DevTools Protocol client ------------------------------------------------------------
 class WebSocket:
     """A client websocket (RFC 6455): text frames out (masked), text frames in, pings answered."""

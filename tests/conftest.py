@@ -7,6 +7,7 @@ openai_server.py (that server), tiny_grpo.py (a tiny real GRPOTrainer), chromium
 
 import pytest
 
+from chromium import started_chromium
 from openai_server import OpenAIServer
 
 # Tests that need the real SmolLM2 model or headless Chromium are slow (`make test-fast` leaves them out), whichever
@@ -25,6 +26,14 @@ def openai_server():
     """A live OpenAI-compatible server on loopback (tests/openai_server.py), stopped after the test."""
     with OpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium (tests/chromium.py), one per test module."""
+    browser = started_chromium()
+    yield browser
+    browser.close()
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from chromium import Chromium, find_chromium
 from mentor.cli import main
 
 PREFIX = "EDITED: "
@@ -89,16 +88,6 @@ def test_replay_a_real_run_through_the_edited_copy_and_measure_it_against_the_or
     mine_hints = [json.loads(x)["hint"] for x in (tmp_path / "rows" / "mine.jsonl").read_text().splitlines()]
     assert all(h.startswith(PREFIX) for h in mine_hints if h)
     assert [h and h.removeprefix(PREFIX) for h in mine_hints] == shipped_hints  # the prefix is the only change
-
-
-@pytest.fixture(scope="module")
-def browser():
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium), so the viewer cannot be checked")
-    browser = Chromium(binary)
-    yield browser
-    browser.close()
 
 
 def test_train_with_the_copy_and_find_what_ran_in_the_traces_and_the_viewer(mine, openai_server, tmp_path, capsys,

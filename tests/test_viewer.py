@@ -15,7 +15,6 @@ import urllib.request
 
 import pytest
 
-from chromium import Chromium, find_chromium
 from failed_groups import ARITHMETIC
 from mentor.traces import node_io
 
@@ -401,16 +400,7 @@ def test_a_jsonl_file_read_once_reports_a_broken_last_line(tmp_path, capsys):
     assert "out.jsonl:3: 'id' must be an integer, got 'own'" in err  # reported, not dropped silently
 
 
-# --- the page in headless Chromium ------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def browser():
-    binary = find_chromium()
-    if binary is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium), so the viewer's browser tests cannot run")
-    browser = Chromium(binary)
-    yield browser
-    browser.close()
-
+# --- the page in headless Chromium (the `browser` fixture: conftest.py) -------------------------------------
 
 @pytest.fixture(scope="module")
 def run_page(store, graph, tmp_path_factory):
