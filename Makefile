@@ -40,7 +40,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 # The edit-and-check loop: the same, less the tests marked slow (the wheel build, the demo runs, torchrun, the real
-# model, Chromium: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
+# model, Chromium, CLI subprocesses, hang guards: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not slow"

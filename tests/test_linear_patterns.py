@@ -25,6 +25,8 @@ from mentor.tasks.math import answer_and_extraction, arithmetic_slips, boxed_con
 from mentor.text import invalid_text
 from mentor.types import Attempt
 
+pytestmark = pytest.mark.slow  # hang guards: 30k- and 120k-character inputs, each call watched by a signal
+
 RUN = 30_000  # characters in each run
 SHORT_RUN = 3_000
 SCALE = 4  # the slowest case is run again this many times longer

@@ -19,6 +19,8 @@ from mentor.output import write_atomically
 from mentor.traces.jsonl import write_interventions
 from mentor.types import FailedGroup, Intervention
 
+pytestmark = pytest.mark.slow  # CLI subprocesses interrupted with SIGINT
+
 ROOT = Path(__file__).resolve().parent.parent
 GRAPH = f"{Path(__file__).resolve().parent / 'stalling_graph.py'}:graph"
 

@@ -18,6 +18,8 @@ from mentor.cli import main
 from mentor.runtime import MentorRuntime
 from mentor.types import FailedGroup
 
+pytestmark = pytest.mark.slow  # a CLI subprocess per case, waiting out real timeouts
+
 ROOT = Path(__file__).resolve().parent.parent
 GRAPH = f"{Path(__file__).resolve().parent / 'stalling_graph.py'}:graph"
 HANG_GUARD_S = 60  # far above the few seconds these runs take (a Python start, imports, one timeout)

@@ -35,6 +35,7 @@ class ReleaseAfterFirstStep(TrainerCallback):
             self.locker.wait(timeout=30)
 
 
+@pytest.mark.slow  # waits out the store's real lock timeout
 def test_a_locked_trace_file_costs_a_bounded_wait_and_a_count_not_the_run(tmp_path, caplog, monkeypatch):
     store = TraceStore(tmp_path)  # the file exists, so another process can lock it before training starts
     store.close()
