@@ -6,6 +6,7 @@ by tests/chromium.py's small client. Browser tests skip when it is absent.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -206,17 +207,25 @@ def live_store(store, tmp_path):
     copy.close()
 
 
+@contextlib.contextmanager
+def serving(server):
+    """`server` answering on its own thread until the block ends, then shut down and closed."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
 @pytest.fixture
 def server(live_store, tmp_path):
     from mentor.traces.viewer import TraceServer
 
-    server = TraceServer(tmp_path, port=0, poll_s=0.2)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with serving(TraceServer(tmp_path, port=0, poll_s=0.2)) as server:
+        yield server
 
 
 def get_json(url):
@@ -283,18 +292,12 @@ def test_serve_answers_only_requests_that_name_it(server, tmp_path):
 
     from mentor.traces.viewer import TraceServer
 
-    everywhere = TraceServer(tmp_path, host="0.0.0.0", port=0)  # bound to every address: IPs, never names
-    thread = threading.Thread(target=everywhere.serve_forever, daemon=True)
-    thread.start()
-    try:
+    # bound to every address: IPs, never names
+    with serving(TraceServer(tmp_path, host="0.0.0.0", port=0)) as everywhere:
         port = everywhere.server_address[1]
         for host, status in ((f"10.1.2.3:{port}", 200), (f"[::1]:{port}", 200), (f"evil.example.com:{port}", 403)):
             answer = raw_request(everywhere, f"GET /api/steps HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
             assert status_of(answer) == status, host
-    finally:
-        everywhere.shutdown()
-        everywhere.server_close()
-        thread.join(5)
 
 
 def test_serve_answers_bad_numbers_with_400_and_head_like_get(server):
@@ -327,13 +330,8 @@ class SmallServer:
 
 @pytest.fixture
 def small_server(live_store, tmp_path):
-    server = SmallServer(tmp_path)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join(5)
+    with serving(SmallServer(tmp_path)) as server:
+        yield server
 
 
 def test_serve_pages_the_records_and_bounds_connections_and_idle_time(small_server, store):
