@@ -6,8 +6,8 @@ file holds what finished."""
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
+import uuid
 from pathlib import Path
 from typing import Iterable
 
@@ -19,22 +19,16 @@ def partial_path(out: Path) -> Path:
 def write_atomically(path: Path, chunks: Iterable[str]) -> None:
     """`path` holds the joined `chunks`, or, if writing them raises, is left as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # A fresh name opened with "x" gets the mode a plain open() gives (the umask's), unlike mkstemp's 0600.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with tmp.open("x", encoding="utf-8") as f:
             for chunk in chunks:
                 f.write(chunk)
-        os.chmod(tmp, 0o666 & ~_umask())  # as a plain open() would have made it
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 class ResultLines:
