@@ -457,3 +457,17 @@ def test_the_hint_the_policy_sees_has_no_invisible_characters(openai_server):
     openai_server.behaviour = only("hint_composer", Reply(content={"hint": hidden, "tier": 2}))
     [result] = MentorRuntime(config(openai_server)).run([group()])
     assert result.hint == "Add the tens column first, then carry into the hundreds."
+
+
+@pytest.mark.parametrize("undeclared", [False, True])
+def test_an_answer_larger_than_the_token_budget_allows_is_unusable_output(openai_server, rules_hint, undeclared):
+    from mentor.runtime.body_cap import body_cap
+    openai_server.behaviour = only("hint_composer", Reply(content_bytes=64 << 20, undeclared=undeclared))
+    runtime = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, max_tokens=100, parse_retries=1))
+    started = time.monotonic()
+    [result] = runtime.run([group()])
+    assert result.backend["hint_composer"] == "rules (llm fallback)" and result.hint == rules_hint
+    [fallback] = result.fallbacks
+    assert "unusable output after 2 tries" in fallback and f"{body_cap(100)} bytes" in fallback, fallback
+    assert openai_server.count("hint_composer") == 2  # re-asked once, as for malformed JSON; no transport retry
+    assert time.monotonic() - started < 5  # 64 MiB twice was not read
