@@ -18,6 +18,7 @@ from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
 from mentor.runtime.context import MentorContext, MentorResources, lending
 from mentor.runtime.graph_files import import_file, warn_foreign_nodes
 from mentor.runtime.llm import StructuredOutput
+from mentor.runtime.node_errors import traceback_text
 from mentor.runtime.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.versions import versions
 from mentor.runtime.workers import MIN_THREADS, MentorThreads
@@ -182,6 +183,7 @@ class MentorRuntime:
                                                      f"{'group' if clock == 'group' else 'run'}'s start")
             except Exception as e:  # one group's fault never touches another group
                 result = self._cut(group, progress, f"{type(e).__name__}: {e}")
+                result.error_traceback = traceback_text(e)  # told to the user, not only counted
             if on_done:
                 on_done(group, result)
             return result
