@@ -77,3 +77,13 @@ def test_a_node_error_in_training_is_logged_once_with_its_traceback(misspelt, tm
     err = capsys.readouterr().err
     assert err.count("mentor: a node raised") == 1, err[-3000:]
     assert "Traceback (most recent call last)" in err and "get_task(group.taks)" in err and "Logged once" in err
+
+
+def test_eval_prints_the_first_traceback_and_exits_1_for_a_node_error(misspelt, tmp_path, capsys):
+    argv = ["eval", str(failures_file(tmp_path, 2)), "--policy", "lab", "--config", f"mine={misspelt}",
+            "--samples", "2", "-o", str(tmp_path / "report.json"), "--threads", "1"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "[mine] 2 of 2 groups failed from an exception in a node" in err and "get_task(group.taks)" in err
+    assert json.loads((tmp_path / "report.json").read_text())["configs"]["mine"]["failures"] == 2
+    assert main(argv + ["--allow-node-errors"]) == 0
