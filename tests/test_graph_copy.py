@@ -197,3 +197,16 @@ def test_a_copy_loaded_by_file_path_as_langgraph_dev_does_runs_its_own_nodes(tmp
     runtime.graph = module.graph
     [intervention] = runtime.run([FailedGroup.from_dict(ARITHMETIC)])
     assert intervention.hint.startswith("BY PATH: ")
+
+
+def test_the_start_up_hash_covers_every_file_the_graph_loads(tmp_path):
+    from mentor.runtime.versions import describe
+
+    assert main(["graph", "copy", str(tmp_path / "mine")]) == 0
+    config = {"graph": str(tmp_path / "mine" / "graphs" / "mentor" / "graph.py") + ":graph"}
+    before = describe(MentorRuntime(config).versions).splitlines()[0]
+    assert "nodes.py" in before and "leakage_node.py" in before  # the files it covers are named
+    nodes = tmp_path / "mine" / "graphs" / "mentor" / "nodes.py"
+    nodes.write_text(nodes.read_text() + "\n# an edit\n")
+    after = describe(MentorRuntime(config).versions).splitlines()[0]
+    assert before != after and before.split(" (sha256")[0] == after.split(" (sha256")[0]
