@@ -210,3 +210,24 @@ def test_the_start_up_hash_covers_every_file_the_graph_loads(tmp_path):
     nodes.write_text(nodes.read_text() + "\n# an edit\n")
     after = describe(MentorRuntime(config).versions).splitlines()[0]
     assert before != after and before.split(" (sha256")[0] == after.split(" (sha256")[0]
+
+
+def test_made_up_error_classes_are_warned_about_once_naming_the_tasks_classes(tmp_path):
+    import warnings
+
+    assert main(["graph", "copy", str(tmp_path / "mine")]) == 0
+    nodes = tmp_path / "mine" / "graphs" / "mentor" / "nodes.py"
+    text = nodes.read_text()
+    assert text.count("task.classify(a, group.reference)") == 1
+    nodes.write_text(text.replace("task.classify(a, group.reference)", '"misread_plus"'))
+    runtime = MentorRuntime({"graph": str(nodes.parent / "graph.py") + ":graph"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = runtime.run([FailedGroup.from_dict({**ARITHMETIC, "problem_id": f"p{i}"}) for i in range(3)])
+    assert all(r.diagnosis.error_classes == {"misread_plus": 3} for r in results)  # kept, under its own name
+    [warning] = [w for w in caught if "not classes of" in str(w.message)]
+    assert "['misread_plus']" in str(warning.message) and "'missed_carry', 'no_answer'" in str(warning.message)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MentorRuntime().run([FailedGroup.from_dict(ARITHMETIC)])
+    assert not [w for w in caught if "not classes of" in str(w.message)]  # the shipped classifier keeps to them
