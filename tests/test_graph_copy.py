@@ -2,6 +2,7 @@
 files checked at load, what a run says it ran, and `mentor diagnose` reading what `mentor eval` reads."""
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -231,3 +232,31 @@ def test_made_up_error_classes_are_warned_about_once_naming_the_tasks_classes(tm
         warnings.simplefilter("always")
         MentorRuntime().run([FailedGroup.from_dict(ARITHMETIC)])
     assert not [w for w in caught if "not classes of" in str(w.message)]  # the shipped classifier keeps to them
+
+
+@pytest.mark.parametrize("name", ["mentor.yaml", "graphs", "prompts"])
+def test_graph_copy_refuses_a_dangling_link_and_writes_nothing_through_it(tmp_path, capsys, name):
+    folder, outside = tmp_path / "mine", tmp_path / "outside" / name
+    folder.mkdir()
+    (tmp_path / "outside").mkdir()
+    (folder / name).symlink_to(outside)  # dangling: `outside/<name>` does not exist
+    assert main(["graph", "copy", str(folder)]) == 2
+    assert f"{folder / name} (a link) already exist(s)" in capsys.readouterr().err
+    assert not os.path.lexists(outside) and sorted(p.name for p in folder.iterdir()) == [name]  # no half copy
+
+
+def test_graph_copy_writes_mentor_yaml_without_following_a_link_made_after_the_check(tmp_path, monkeypatch):
+    from mentor import graph_copy
+
+    folder, outside = tmp_path / "mine", tmp_path / "outside.yaml"
+    real_copytree = shutil.copytree
+
+    def copytree_then_plant_a_link(src, dst, *args, **kw):
+        real_copytree(src, dst, *args, **kw)
+        if Path(dst) == folder / "prompts":
+            (folder / "mentor.yaml").symlink_to(outside)
+
+    monkeypatch.setattr(graph_copy.shutil, "copytree", copytree_then_plant_a_link)
+    with pytest.raises(InputError, match="nothing was written"):
+        graph_copy.copy_graph(folder)
+    assert not outside.exists() and not (folder / "graphs").exists() and not (folder / "prompts").exists()
