@@ -12,6 +12,8 @@ from typing import Any
 
 from langgraph.pregel import Pregel
 
+from mentor.runtime.drawing import drawing
+
 
 def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -40,7 +42,8 @@ def versions(config, graph: Pregel, graph_file: Path, prompt_files: list[Path]) 
     backends = {name: config.nodes.get(name, "graph's own code") for name in graph.nodes if not name.startswith("__")}
     llm = config.llm
     return {"graph": {"spec": config.graph, "file": str(graph_file.resolve()),
-                      "files": _files(graph_files(graph, graph_file))},
+                      "files": _files(graph_files(graph, graph_file)),
+                      "drawing": drawing(graph, f"{graph_file.resolve()}:{config.graph.rpartition(':')[2]}")},  # what the viewer draws: it imports no graph code
             "prompts": {"dir": str(Path(config.prompts_dir).resolve()), "files": _files(prompt_files)},
             "backends": backends,
             "llm": {"provider": llm.provider, "model": llm.model, "base_url": llm.base_url}
