@@ -117,6 +117,9 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
                 structured.turn_off(f"the server rejected response_format ({str(e)[:200]})")
                 continue  # the same try again, without the field
         tries += 1
+        cut_note = (getattr(answer, "response_metadata", None) or {}).get("prompt_cut")
+        if cut_note and sent and cut_note not in sent[-1]:  # the trace's prompt says what the model did not see of it
+            sent[-1] += f"\n\n[mentor: {cut_note}]"
         text = answer.content if isinstance(answer.content, str) else str(answer.content)
         try:
             out = parse_json(text)
