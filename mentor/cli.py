@@ -47,6 +47,7 @@ def cmd_diagnose(args) -> int:
 
     from mentor.mentor import Mentor
     from mentor.output import ResultLines
+    from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import intervention_line
 
@@ -74,7 +75,7 @@ def cmd_diagnose(args) -> int:
     results.complete(intervention_line(g, i) for g, i in zip(groups, interventions))
     print(summary_text(interventions, mentor.runtime.structured))
     print(f"wrote {len(interventions)} interventions to {out}" + (f"; skipped {len(problems)} bad lines" if problems else ""))
-    return 0
+    return report_node_errors(interventions, args.allow_node_errors)
 
 
 def cmd_graph_draw(args) -> int:
@@ -141,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
                                            "traces.sqlite")
     diagnose.add_argument("-o", "--output", required=True, help="JSONL file for the interventions")
     diagnose.add_argument("--config", help="mentor config YAML (default: rules backend everywhere)")
+    diagnose.add_argument("--allow-node-errors", action="store_true",
+                          help="exit 0 even when a group failed from an exception in a node (default: exit 1)")
     diagnose.set_defaults(func=cmd_diagnose)
 
     graph = sub.add_parser("graph", help="the mentor graph").add_subparsers(dest="graph_command", required=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -24,17 +25,30 @@ nodes:
 
 def copy_graph(folder: Path) -> list[Path]:
     """Writes `folder`/graphs, `folder`/prompts and `folder`/mentor.yaml; returns them. Refuses (InputError) to
-    write over any of them."""
+    write over any of them, a link included (a dangling one too: writing through it would land outside `folder`),
+    and leaves nothing behind when a copy fails half-way."""
     targets = [folder / "graphs", folder / "prompts", folder / "mentor.yaml"]
-    there = [str(p) for p in targets if p.exists()]
+    there = [str(p) + (" (a link)" if p.is_symlink() else "") for p in targets if os.path.lexists(p)]
     if there:
         raise InputError(f"graph copy {folder}: {', '.join(there)} already exist(s); give a new or empty folder")
+    if folder.is_symlink() and not folder.exists():
+        raise InputError(f"graph copy {folder}: is a link to {os.readlink(folder)}, which does not exist; give a folder")
     if folder.exists() and not folder.is_dir():
         raise InputError(f"graph copy {folder}: is a file; give a folder")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(shipped_folder("graphs"), targets[0], ignore=ignore)
-    shutil.copytree(shipped_folder("prompts"), targets[1], ignore=ignore)
-    targets[2].write_text(CONFIG)
+    made: list[Path] = []
+    try:
+        for source, target in ((shipped_folder("graphs"), targets[0]), (shipped_folder("prompts"), targets[1])):
+            shutil.copytree(source, target, ignore=ignore)
+            made.append(target)
+        # O_EXCL with O_NOFOLLOW: a link put there since the check is refused, never written through.
+        fd = os.open(targets[2], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(CONFIG)
+    except OSError as e:
+        for target in made:
+            shutil.rmtree(target, ignore_errors=True)
+        raise InputError(f"graph copy {folder}: {e.strerror or e} ({e.filename}); nothing was written") from e
     return targets
 
 

@@ -134,6 +134,7 @@ class Intervention:
     fallbacks: list[str] = field(default_factory=list)  # "node: reason" per llm -> rules fallback
     error: str | None = None
     nodes: list[dict[str, Any]] = field(default_factory=list)
+    error_traceback: str | None = None  # when a node raised: its traceback (mentor/runtime/node_errors.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

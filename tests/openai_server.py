@@ -86,6 +86,8 @@ class Reply:
     raw_body: bytes | None = None  # send these bytes as the HTTP body instead of a chat completion
     drip_s: float | None = None    # send the body one byte every `drip_s` seconds (each read of a client is quick)
     headers: dict[str, str] = field(default_factory=dict)  # extra response headers, e.g. Retry-After
+    content_bytes: int | None = None  # a chat completion whose content is this many bytes, written 1 MiB at a time
+    undeclared: bool = False          # with content_bytes: no Content-Length, the body ends when the connection does
 
 
 @dataclass
@@ -220,6 +222,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.raw_body is not None:
                 return self._send(reply.status, reply.raw_body, reply)
+            if reply.content_bytes is not None:
+                return self._send_huge(reply)
             if reply.status != 200:
                 return self._send(reply.status, {"error": {"message": f"test server error {reply.status}",
                                                            "type": "server_error"}}, reply)
@@ -258,6 +262,30 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (its timeout)
             self.close_connection = True
 
+    def _send_huge(self, reply: Reply) -> None:
+        """A well-formed chat completion of `reply.content_bytes` bytes of content, never held whole here."""
+        head = b'{"id": "chatcmpl-huge", "object": "chat.completion", "created": 0, "model": "test", "choices": ' \
+               b'[{"index": 0, "message": {"role": "assistant", "content": "'
+        tail = b'"}, "finish_reason": "stop", "logprobs": null}]}'
+        piece = b"x" * (1 << 20)
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if reply.undeclared:
+                self.send_header("Connection", "close")
+                self.close_connection = True
+            else:
+                self.send_header("Content-Length", str(len(head) + reply.content_bytes + len(tail)))
+            self.end_headers()
+            self.wfile.write(head)
+            left = reply.content_bytes
+            while left > 0 and not self.owner._stopping.is_set():
+                self.wfile.write(piece[:left])
+                left -= len(piece)
+            self.wfile.write(tail)
+        except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
+            self.close_connection = True
+
 
 def main() -> None:
     """`python tests/openai_server.py --delay-s 0.05`: serve canned answers in this process; prints the port,
@@ -266,8 +294,10 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--delay-s", type=float, default=0.0, help="time each answer waits before it is sent")
+    parser.add_argument("--content-mib", type=int, default=0, help="answer every request with this much content")
     args = parser.parse_args()
-    with OpenAIServer(delay_s=args.delay_s) as server:
+    huge = (lambda req: Reply(content_bytes=args.content_mib << 20)) if args.content_mib else None
+    with OpenAIServer(behaviour=huge, delay_s=args.delay_s) as server:
         print(server.port, flush=True)
         try:
             sys.stdin.read()

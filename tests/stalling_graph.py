@@ -1,9 +1,10 @@
 """A mentor graph with a sync node that stalls by the group's problem_id, for tests of timeouts and stuck calls.
 
-`stuck-*` never returns, `sleep-*` sleeps STALL_S seconds (default 30), `slow-*` sleeps SLOW_S (default 0.4); any
+`stuck-*` never returns (it first writes "stalling_graph: <id> is stuck" to stderr), `sleep-*` sleeps STALL_S seconds (default 30), `slow-*` sleeps SLOW_S (default 0.4); any
 other group passes straight on to the shipped graph's nodes. Load it with `graph: <this file>:graph`."""
 
 import os
+import sys
 import threading
 import time
 
@@ -20,6 +21,7 @@ RELEASE = threading.Event()  # set by a test to let the `stuck-*` calls of this 
 def stall(state: MentorState) -> dict:
     problem = state["group"]["problem_id"]
     if problem.startswith("stuck"):
+        print(f"stalling_graph: {problem} is stuck", file=sys.stderr, flush=True)  # the event a test waits for
         RELEASE.wait()
     elif problem.startswith("sleep"):
         time.sleep(float(os.environ.get("STALL_S", "30")))

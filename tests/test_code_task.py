@@ -362,3 +362,9 @@ def test_prompt_files_format(node, keys):
     for name in ("problem", "reference", "task", "json_schema"):
         assert "{" + name + "}" in template
     assert "{" not in text.replace("{{", "").split("JSON object")[-1].split(":", 1)[0]
+
+
+def test_invisible_characters_do_not_hide_a_copied_line_or_a_test_output(task, ref12):
+    copied = "Use this: maxlen\u200b = max(len(x)\u2060 for x in strings) and then scan again."
+    assert "solution_copy" in task.leak_check(copied, ref12).detectors
+    assert "test_output" in task.leak_check("The hidden test expects zz\u200bzz as the result.", ref12).detectors

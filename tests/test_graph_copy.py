@@ -2,6 +2,7 @@
 files checked at load, what a run says it ran, and `mentor diagnose` reading what `mentor eval` reads."""
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -197,3 +198,65 @@ def test_a_copy_loaded_by_file_path_as_langgraph_dev_does_runs_its_own_nodes(tmp
     runtime.graph = module.graph
     [intervention] = runtime.run([FailedGroup.from_dict(ARITHMETIC)])
     assert intervention.hint.startswith("BY PATH: ")
+
+
+def test_the_start_up_hash_covers_every_file_the_graph_loads(tmp_path):
+    from mentor.runtime.versions import describe
+
+    assert main(["graph", "copy", str(tmp_path / "mine")]) == 0
+    config = {"graph": str(tmp_path / "mine" / "graphs" / "mentor" / "graph.py") + ":graph"}
+    before = describe(MentorRuntime(config).versions).splitlines()[0]
+    assert "nodes.py" in before and "leakage_node.py" in before  # the files it covers are named
+    nodes = tmp_path / "mine" / "graphs" / "mentor" / "nodes.py"
+    nodes.write_text(nodes.read_text() + "\n# an edit\n")
+    after = describe(MentorRuntime(config).versions).splitlines()[0]
+    assert before != after and before.split(" (sha256")[0] == after.split(" (sha256")[0]
+
+
+def test_made_up_error_classes_are_warned_about_once_naming_the_tasks_classes(tmp_path):
+    import warnings
+
+    assert main(["graph", "copy", str(tmp_path / "mine")]) == 0
+    nodes = tmp_path / "mine" / "graphs" / "mentor" / "nodes.py"
+    text = nodes.read_text()
+    assert text.count("task.classify(a, group.reference)") == 1
+    nodes.write_text(text.replace("task.classify(a, group.reference)", '"misread_plus"'))
+    runtime = MentorRuntime({"graph": str(nodes.parent / "graph.py") + ":graph"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = runtime.run([FailedGroup.from_dict({**ARITHMETIC, "problem_id": f"p{i}"}) for i in range(3)])
+    assert all(r.diagnosis.error_classes == {"misread_plus": 3} for r in results)  # kept, under its own name
+    [warning] = [w for w in caught if "not classes of" in str(w.message)]
+    assert "['misread_plus']" in str(warning.message) and "'missed_carry', 'no_answer'" in str(warning.message)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        MentorRuntime().run([FailedGroup.from_dict(ARITHMETIC)])
+    assert not [w for w in caught if "not classes of" in str(w.message)]  # the shipped classifier keeps to them
+
+
+@pytest.mark.parametrize("name", ["mentor.yaml", "graphs", "prompts"])
+def test_graph_copy_refuses_a_dangling_link_and_writes_nothing_through_it(tmp_path, capsys, name):
+    folder, outside = tmp_path / "mine", tmp_path / "outside" / name
+    folder.mkdir()
+    (tmp_path / "outside").mkdir()
+    (folder / name).symlink_to(outside)  # dangling: `outside/<name>` does not exist
+    assert main(["graph", "copy", str(folder)]) == 2
+    assert f"{folder / name} (a link) already exist(s)" in capsys.readouterr().err
+    assert not os.path.lexists(outside) and sorted(p.name for p in folder.iterdir()) == [name]  # no half copy
+
+
+def test_graph_copy_writes_mentor_yaml_without_following_a_link_made_after_the_check(tmp_path, monkeypatch):
+    from mentor import graph_copy
+
+    folder, outside = tmp_path / "mine", tmp_path / "outside.yaml"
+    real_copytree = shutil.copytree
+
+    def copytree_then_plant_a_link(src, dst, *args, **kw):
+        real_copytree(src, dst, *args, **kw)
+        if Path(dst) == folder / "prompts":
+            (folder / "mentor.yaml").symlink_to(outside)
+
+    monkeypatch.setattr(graph_copy.shutil, "copytree", copytree_then_plant_a_link)
+    with pytest.raises(InputError, match="nothing was written"):
+        graph_copy.copy_graph(folder)
+    assert not outside.exists() and not (folder / "graphs").exists() and not (folder / "prompts").exists()

@@ -267,3 +267,26 @@ def test_helpers():
     assert set(a.values) == {6, 5} and a.short
     assert analyse_answer("No integer solutions").phrase == "no integer solution"
     assert analyse_answer("2^(n-1)").symbols == {"n"}
+
+
+# --- unicode: invisible characters and fraction characters (issue 34, item 1) --------------------------------
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200d", "\u2060", "\u00ad", "\ufeff"])
+def test_an_invisible_character_inside_the_answer_does_not_hide_it(invisible):
+    verdict = check_leak(f"The answer is 4{invisible}2.", {"answer": "42"}, mentor.tasks.get_task("math"))
+    assert verdict.leaked and "answer_digits" in verdict.detectors, verdict
+
+
+@pytest.mark.parametrize("hint,answer", [("The answer is ½.", "1/2"), ("The answer is 1\u20442.", "1/2"),
+                                         ("The answer is 1\u22152.", "1/2"), ("The answer is ¾.", "3/4"),
+                                         ("It comes to 3½.", "7/2"), ("The answer is ４２.", "42"),
+                                         ("The answer is 𝟒𝟐.", "42")])
+def test_fraction_characters_and_compatibility_digits_are_read_as_numbers(hint, answer):
+    assert check_leak(hint, {"answer": answer}, mentor.tasks.get_task("math")).leaked, hint
+
+
+def test_folding_keeps_superscripts_and_subscripts_apart_from_digits():
+    from mentor.leakage.fold import fold_for_detectors, visible_text
+    assert fold_for_detectors("x² + x₁ + ½") == "x^2 + x_1 + (1/2)"  # NFKC alone would write x2 + x1 + 1⁄2
+    assert fold_for_detectors(fold_for_detectors("4\u200b2 ⁻¹")) == "42 ^-1"
+    assert visible_text("4\u200b2\u00ad½") == "42½"
+    assert not check_leak("Square x₁ and look at x²; the base case is x_1 = 2.", {"answer": "2"}, None).leaked

@@ -385,7 +385,8 @@ def test_a_judge_that_fails_does_not_block_a_clean_hint(openai_server):
 
 
 @pytest.mark.parametrize("leaky", ["The sum is 0425, write it down.", "It comes to 425.",
-                                   "four hundred and twenty-five", "158 + 267 = 425"])
+                                   "four hundred and twenty-five", "158 + 267 = 425",
+                                   "The answer is \u200b4\u200b2\u200b5\u200b."])
 def test_an_llm_hint_that_states_the_answer_is_caught_by_the_deterministic_detectors(openai_server, leaky):
     openai_server.behaviour = lambda req: (Reply(content={"hint": leaky, "tier": 3})
                                            if req.node == "hint_composer" and req.node_index == 0 else Reply())
@@ -449,3 +450,24 @@ def test_a_judge_verdict_that_is_neither_true_nor_false_is_re_asked(openai_serve
     [result] = MentorRuntime(config(openai_server, parse_retries=1)).run([group()])
     assert openai_server.count("leakage_checker") == 2
     assert result.fallbacks == [] and result.hint == CANNED_HINT and result.leak["leaked_drafts"] == []
+
+
+def test_the_hint_the_policy_sees_has_no_invisible_characters(openai_server):
+    hidden = "Add the tens\u200b column first, then carry\u2060 into the hundreds."
+    openai_server.behaviour = only("hint_composer", Reply(content={"hint": hidden, "tier": 2}))
+    [result] = MentorRuntime(config(openai_server)).run([group()])
+    assert result.hint == "Add the tens column first, then carry into the hundreds."
+
+
+@pytest.mark.parametrize("undeclared", [False, True])
+def test_an_answer_larger_than_the_token_budget_allows_is_unusable_output(openai_server, rules_hint, undeclared):
+    from mentor.runtime.body_cap import body_cap
+    openai_server.behaviour = only("hint_composer", Reply(content_bytes=64 << 20, undeclared=undeclared))
+    runtime = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, max_tokens=100, parse_retries=1))
+    started = time.monotonic()
+    [result] = runtime.run([group()])
+    assert result.backend["hint_composer"] == "rules (llm fallback)" and result.hint == rules_hint
+    [fallback] = result.fallbacks
+    assert "unusable output after 2 tries" in fallback and f"{body_cap(100)} bytes" in fallback, fallback
+    assert openai_server.count("hint_composer") == 2  # re-asked once, as for malformed JSON; no transport retry
+    assert time.monotonic() - started < 5  # 64 MiB twice was not read

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 
 import pytest
 
@@ -448,3 +449,22 @@ def test_a_row_without_an_answer_is_unscorable_and_counted(task, answer):
     assert task.missing_reference({"answer": answer}) == ["answer"]
     # An unusable alias is dropped, not compared as the text "None".
     assert score_answer("\\boxed{None}", {"answer": "7", "answer_aliases": [None, float("nan")]}) == 0.0
+
+
+def test_a_reference_past_pythons_4300_digit_limit_is_scored_not_raised(task):
+    long = "4" * 5000
+    assert math_reward(["\\boxed{42}"], [long]) == [0.0]
+    assert math_reward([f"\\boxed{{{long}}}"], [long]) == [1.0]  # the exact right answer
+    assert math_reward([f"\\boxed{{{long[:-1]}5}}"], [long]) == [0.0]
+    assert not task.feedback("\\boxed{42}", {"answer": long})["correct"]
+    assert task.feedback(f"\\boxed{{{long}}}", {"answer": long})["correct"]
+    assert math_reward([f"\\boxed{{{'4' * 100_000}}}"], ["42"]) == [0.0]  # past MAX_NUMERAL_DIGITS: refused
+
+
+def test_numerals_of_any_length_up_to_the_cap_are_exact():
+    from mentor.mathtext.numerals import MAX_NUMERAL_DIGITS, numeral_value
+    assert numeral_value("4" * 5000) == int("4" * 2500) * 10 ** 2500 + int("4" * 2500)
+    assert numeral_value("1" + "0" * 4999 + ".5") == Fraction(10 ** 4999) + Fraction(1, 2)
+    assert numeral_value(".50") == Fraction(1, 2)
+    with pytest.raises(ValueError, match="more than"):
+        numeral_value("9" * (MAX_NUMERAL_DIGITS + 1))

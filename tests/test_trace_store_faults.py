@@ -246,3 +246,39 @@ def test_a_blob_row_is_read_when_it_holds_json_and_reported_when_not(tmp_path, c
     assert [(r["id"], r["problem_id"]) for r in data["interventions"]] == [(1, "text"), (2, "blob")]
     assert data["interventions"][1]["reward"] == "nan"
     assert [r["problem_id"] for r in store.interventions()] == ["text", "blob"]
+
+
+def _read_on_a_read_only_mount(run, code: str) -> subprocess.CompletedProcess:
+    """Runs `code` in a fresh Python with `run` bind-mounted read-only (a user and mount namespace: no root needed)."""
+    import shutil
+
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("needs `unshare -rm` (user namespaces) to mount a folder read-only")
+    script = f"mount -o bind,ro {run} {run} && exec {sys.executable} -c '{code}'"
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_store_on_a_read_only_filesystem_is_read(tmp_path):
+    store = TraceStore(tmp_path / "run")
+    store.append(0, [{"problem_id": f"p{i}", "hint": "h", "attempts": []} for i in range(3)])
+    store.close()
+    code = ("from mentor.traces import TraceStore; "
+            "print(sorted(r[\"problem_id\"] for r in TraceStore(\"%s\", readonly=True).interventions()))" % (tmp_path / "run"))
+    done = _read_on_a_read_only_mount(tmp_path / "run", code)
+    assert done.returncode == 0 and done.stdout.strip() == "['p0', 'p1', 'p2']", done.stderr[-2000:]
+
+
+@pytest.mark.slow  # a subprocess
+def test_a_read_only_store_with_a_write_ahead_log_left_says_what_is_missing(tmp_path):
+    store = TraceStore(tmp_path / "run")
+    store.db.execute("PRAGMA wal_autocheckpoint=0")  # a run still writing: its records in the log
+    store.append(0, [{"problem_id": "p0", "hint": "h", "attempts": []}])
+    try:
+        code = ("from mentor.traces import TraceStore; "
+                "TraceStore(\"%s\", readonly=True, on_problem=print)" % (tmp_path / "run"))
+        done = _read_on_a_read_only_mount(tmp_path / "run", code)
+    finally:
+        store.close()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "is not writable, so the store is read without its write-ahead log" in done.stdout, done.stdout

@@ -666,3 +666,35 @@ def test_the_page_shows_graduation_and_hint_reliance_per_step(browser, metrics_r
     titles = browser.js("Array.from(document.querySelectorAll('[data-plot=reliance] svg .mark title'))"
                         ".map(t => t.textContent)")
     assert len(titles) == 2 and all(t.startswith("reliance · step ") for t in titles)
+
+
+def test_viewing_a_run_never_runs_code_the_store_names(tmp_path, monkeypatch):
+    """A shared run folder whose `runs` table names a `g.py` (relative, found from the working directory) beside an
+    `__init__.py`: viewing draws the stored drawing and imports neither; only `--config` loads a graph's code."""
+    from mentor.cli import main
+    from mentor.runtime import MentorRuntime
+    from mentor.traces import TraceStore
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    marker = tmp_path / "ran"
+    for name in ("g.py", "__init__.py"):
+        (shared / name).write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    versions = MentorRuntime().versions
+    store = TraceStore(shared / "run")
+    store.record_run(0, {**versions, "graph": {**versions["graph"], "spec": "g.py:graph", "file": "g.py"}})
+    store.append(0, [{**ARITHMETIC, "hint": "h", "attempts": []}])
+    store.close()
+    monkeypatch.chdir(shared)
+    assert main(["traces", "view", "run", "-o", str(tmp_path / "page.html")]) == 0
+    assert not marker.exists()  # neither g.py nor __init__.py ran
+    page = (tmp_path / "page.html").read_text()
+    assert '"mermaid":' in page and '"name":"hint_composer"' in page  # drawn from the stored drawing
+
+    old = {**versions, "graph": {k: v for k, v in versions["graph"].items() if k != "drawing"} | {"spec": "g.py:graph",
+                                                                                                  "file": "g.py"}}
+    store = TraceStore(shared / "old")  # a run recorded before drawings were stored
+    store.record_run(0, old)
+    store.close()
+    assert main(["traces", "view", "old", "-o", str(tmp_path / "old.html")]) == 0
+    assert not marker.exists() and "give --config to load a graph" in (tmp_path / "old.html").read_text()

@@ -63,3 +63,5 @@ def add_arguments(p) -> None:
                                                             "graph did per group) to DIR/NAME.jsonl, as `mentor "
                                                             "diagnose -o` does; `mentor traces view` pages them")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
+    p.add_argument("--allow-node-errors", action="store_true",
+                   help="exit 0 even when a group failed from an exception in a node (default: exit 1)")

@@ -22,6 +22,7 @@ def cmd_eval(args) -> int:
     (mentor/output.py), so Ctrl-C keeps the rows that finished."""
     from mentor.failures import check_output, read_failures
     from mentor.policy import torch_threads
+    from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import write_interventions
 
@@ -49,8 +50,12 @@ def cmd_eval(args) -> int:
         check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
     policy = load_policy(args.policy)
 
+    ran: dict[str, list[Intervention]] = {}
+
     def keep(name: str, interventions: list[Intervention]) -> None:
-        write_interventions(kept / f"{name}.jsonl", groups, interventions)
+        ran[name] = interventions  # for the node errors, told after the table
+        if kept:
+            write_interventions(kept / f"{name}.jsonl", groups, interventions)
 
     finished: dict[str, Any] = {}
 
@@ -62,7 +67,7 @@ def cmd_eval(args) -> int:
     try:
         with torch_threads(args.threads):
             report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens,
-                              args.seed, annotated, keep if kept else None, row_done)
+                              args.seed, annotated, keep, row_done)
     except KeyboardInterrupt:
         print(f"mentor: interrupted: {len(finished)} of {len(runtimes) + 1} rows finished"
               + (f" ({', '.join(finished)}); their figures are in {partial_path(out)}" if finished else "")
@@ -90,10 +95,11 @@ def cmd_eval(args) -> int:
           + (f"; each row's interventions in {kept}/NAME.jsonl (`mentor traces view FILE` pages one)" if kept else ""))
     below = [f"{n} {100 * report['configs'][n]['rescue_rate']:.1f}% < {100 * r:.1f}%" for n, r in fail_under.items()
              if report["configs"][n]["rescue_rate"] < r]
+    status = max([report_node_errors(ivs, args.allow_node_errors, f"[{name}] ") for name, ivs in ran.items()] + [0])
     if below:
         print("--fail-under: " + "; ".join(below), file=sys.stderr)
         return 1
-    return 0
+    return status
 
 
 def add_eval_command(sub) -> None:

@@ -8,6 +8,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from mentor.leakage.context import answer_context, normalise_hint
+from mentor.leakage.fold import fold_for_detectors
 from mentor.leakage.literals import Hit, expressions, literals
 from mentor.leakage.number_words import UNIT_WORDS, word_numbers
 from mentor.leakage.overlap import DEFAULT_MIN_RUN, solution_overlap
@@ -123,6 +124,7 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
     if len(hint) > MAX_HINT_CHARS:  # fail closed rather than check only part of it
         return LeakVerdict(True, ["hint_too_long"], f"the hint has {len(hint)} characters, more than "
                                                     f"{MAX_HINT_CHARS}: a hint must be short")
+    hint = fold_for_detectors(hint)  # every detector, the task's too, reads the folded text
     found: dict[str, str] = {}
     t = normalise_hint(hint)
     operands = set()
@@ -137,7 +139,7 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
     for form in forms:
         if form is None or str(form).strip() == "":
             continue
-        for k, v in _answer_hits(t, analyse_answer(str(form)), operands, problem, problem_compact).items():
+        for k, v in _answer_hits(t, analyse_answer(fold_for_detectors(str(form))), operands, problem, problem_compact).items():
             found.setdefault(k, v)
     solution = reference.get("solution")
     if isinstance(solution, str) and solution.strip():

@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import Any
 
 from mentor.mathtext.ascii import to_ascii_math
+from mentor.mathtext.numerals import numeral_value
 from mentor.mathtext.value import FUNCTION_NAMES
 
 MAX_EXPR_CHARS = 80  # longer expressions are not compared by value
@@ -101,7 +102,7 @@ def _cost_tokens(expr: str) -> list[tuple[str, Any]]:
     for num, cmd, fn, word, op, other in _COST_TOK.findall(expr):
         cmd = cmd.lower()
         if num:
-            toks.append(("n", Fraction(num)))
+            toks.append(("n", numeral_value(num)))
         elif cmd in ("binom", "dbinom", "tbinom", "sqrt", "exp", "sin", "cos", "tan", "log", "ln") or cmd in _OPAQUE_FN:
             toks.append(("f", "binom" if cmd.endswith("binom") else cmd))
         elif cmd in ("choose", "pm", "mp"):
@@ -137,7 +138,10 @@ def expression_cost(expr: str) -> _Cost | None:
     numbers are never built, so this costs microseconds: towers (`9^{9^9}`), nested factorials (`((9!)!)!`),
     parenthesised exponents (`9^{(99999999)}`), powers of powers (`(9^{9999})^{9999}`), huge binomials
     (`\binom{10^9}{5 \cdot 10^8}`) and large expansions (`(x+1)^{1000}`) are refused."""
-    toks = _cost_tokens(to_ascii_math(expr))
+    try:
+        toks = _cost_tokens(to_ascii_math(expr))
+    except ValueError:  # a numeral past MAX_NUMERAL_DIGITS: too big to build
+        return None
     i, abs_depth, worst = 0, 0, _Cost()
 
     def check(c: _Cost) -> _Cost:

@@ -12,6 +12,8 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from mentor.mathtext.numerals import numeral_value
+
 FUNCTION_NAMES = "sin|cos|tan|log|ln|exp"
 # `\sin` anywhere; a bare `sin` only when applied, so that words are not read as functions
 MATH_FN = rf"(?:\\(?:{FUNCTION_NAMES})(?![A-Za-z])|(?:{FUNCTION_NAMES})(?=\s*[(^_]))"
@@ -67,7 +69,7 @@ def _tokens(expr: str, env: dict[str, Number] | None) -> list[tuple[str, Any]]:
                 raise ValueError("bad character")
             break
         if m.group(1):
-            tok = ("n", Fraction(m.group(1)))
+            tok = ("n", numeral_value(m.group(1)))
         elif m.group(2):
             tok = ("f", m.group(2))
         elif m.group(3):

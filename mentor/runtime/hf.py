@@ -2,14 +2,19 @@
 
 Requests that arrive together (the concurrent groups' calls to one node) become one left-padded `generate`, and
 a request carrying `response_format` json_schema is decoded under that schema by xgrammar's logits processor, so
-a small model writes valid JSON. A request whose caller gave up (llm.request_timeout_s) stops its row at the next token.
+a small model writes valid JSON. A request whose caller gave up (llm.request_timeout_s) stops its row at the next token. A prompt longer than the
+model's context is cut to fit (mentor/runtime/hf_fit.py), the cut named in the answer's metadata and so in the
+trace. Each `generate` runs in a thread of its own that exit stops (every row at its next token) and waits for, so
+a process never ends with torch still generating (which aborted it: "terminate called without an active exception").
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +23,27 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
+from mentor.runtime.hf_fit import context_length, fit_prompt
 from mentor.types import InputError
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+EXIT_WAIT_S = 120.0  # the longest exit waits for a generate to stop: its prefill, which no criterion interrupts
+_LIVE: list[weakref.ref] = []  # the chat models whose generate threads exit stops (a pydantic model is unhashable)
+
+
+def _stop_at_exit() -> None:
+    for ref in list(_LIVE):
+        chat = ref()
+        if chat is not None:
+            chat.close()
+
+
+_exit_hook = threading.Lock()
+
+
+def _register_exit_hook() -> None:
+    if _exit_hook.acquire(blocking=False):  # once; never released
+        atexit.register(_stop_at_exit)
 
 
 @dataclass(eq=False)  # one request is one object, whatever its prompt
@@ -29,6 +52,7 @@ class _Request:
     max_tokens: int
     schema: dict | None
     future: asyncio.Future = field(default=None)
+    cut: str | None = None  # what fitting the prompt to the context cut, if anything
 
 
 class BatchedChat(BaseChatModel):
@@ -57,6 +81,20 @@ class BatchedChat(BaseChatModel):
     _worker: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     _batch_sizes: list = PrivateAttr(default_factory=list)
+    _closing: Any = PrivateAttr(default_factory=threading.Event)
+    _thread: Any = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        _LIVE[:] = [ref for ref in _LIVE if ref() is not None] + [weakref.ref(self)]
+
+    def close(self, wait_s: float = EXIT_WAIT_S) -> None:
+        """Stops the running `generate` (every row at its next token) and waits up to `wait_s` for its thread; later
+        requests fail (the nodes fall back to rules). Called at exit."""
+        self._closing.set()
+        thread = self._thread
+        if thread is not None and thread.is_alive() and thread is not threading.current_thread():
+            thread.join(wait_s)
 
     @property
     def batch_sizes(self) -> list[int]:
@@ -100,7 +138,12 @@ class BatchedChat(BaseChatModel):
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
+        if self._closing.is_set():
+            raise RuntimeError("the hf chat model is closed (the process is exiting)")
         lm, tokenizer = self._load()
+        _register_exit_hook()  # now that torch is loaded: atexit runs the latest first, so this runs before torch's
+        for r in requests:  # a prompt past the context is cut, and the cut told
+            r.prompt, r.cut = fit_prompt(tokenizer, r.prompt, r.max_tokens, context_length(lm))
         texts = [tokenizer.apply_chat_template(r.prompt, add_generation_prompt=True, tokenize=False) for r in requests]
         inputs = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
         processors = []
@@ -111,9 +154,11 @@ class BatchedChat(BaseChatModel):
 
         start = inputs["input_ids"].shape[1]
 
-        class Done(StoppingCriteria):  # a row stops at its own cap, or now if its caller gave up
+        closing = self._closing
+
+        class Done(StoppingCriteria):  # a row stops at its own cap, now if its caller gave up, all at exit
             def __call__(self, input_ids, scores, **kwargs):
-                return torch.tensor([input_ids.shape[1] - start >= r.max_tokens
+                return torch.tensor([input_ids.shape[1] - start >= r.max_tokens or closing.is_set()
                                      or (r.future is not None and r.future.cancelled()) for r in requests])
 
         self._batch_sizes.append(len(requests))
@@ -136,14 +181,15 @@ class BatchedChat(BaseChatModel):
         return _Request(prompt, max_tokens, schema)
 
     @staticmethod
-    def _result(text: str, finish_reason: str) -> ChatResult:
-        message = AIMessage(content=text, response_metadata={"finish_reason": finish_reason})
+    def _result(text: str, finish_reason: str, cut: str | None = None) -> ChatResult:
+        message = AIMessage(content=text, response_metadata={"finish_reason": finish_reason,
+                                                             **({"prompt_cut": cut} if cut else {})})
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(self, messages, stop=None, run_manager=None, max_tokens=None, response_format=None, **kwargs):
-        [(text, reason)] = self.generate_batch([self._request(messages, max_tokens or self.max_tokens,
-                                                              response_format)])
-        return self._result(text, reason)
+        request = self._request(messages, max_tokens or self.max_tokens, response_format)
+        [(text, reason)] = self.generate_batch([request])
+        return self._result(text, reason, request.cut)
 
     async def _agenerate(self, messages, stop=None, run_manager=None, max_tokens=None, response_format=None,
                          **kwargs):
@@ -153,7 +199,7 @@ class BatchedChat(BaseChatModel):
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._drain())
         text, reason = await request.future
-        return self._result(text, reason)
+        return self._result(text, reason, request.cut)
 
     async def _drain(self):
         """Runs the pending requests in batches, one `generate` at a time, until none is left. A batch holds
@@ -168,7 +214,7 @@ class BatchedChat(BaseChatModel):
             if not batch:
                 continue
             try:
-                results = await asyncio.to_thread(self.generate_batch, batch)
+                results = await self._in_thread(batch)
             except Exception as e:  # each caller falls back to rules with this error
                 for r in batch:
                     if not r.future.done():
@@ -178,3 +224,27 @@ class BatchedChat(BaseChatModel):
                 if not r.future.done():
                     r.future.set_result(result)
             await asyncio.sleep(self.window_s)  # requests the next node's calls send meanwhile join
+
+    async def _in_thread(self, batch: list[_Request]) -> list[tuple[str, str]]:
+        """`generate_batch(batch)` in a daemon thread of its own, which `close` (at exit) stops and joins: a pool's
+        worker would be joined only after it ran to the end, and an abandoned one outlived the process's work."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future = loop.create_future()
+
+        def settle(result, error) -> None:
+            if not done.done():
+                done.set_exception(error) if error is not None else done.set_result(result)
+
+        def work() -> None:
+            try:
+                result, error = self.generate_batch(batch), None
+            except BaseException as e:  # handed to the callers, who fall back to rules
+                result, error = None, e
+            try:
+                loop.call_soon_threadsafe(settle, result, error)
+            except RuntimeError:  # the loop closed meanwhile: nobody waits for this batch
+                pass
+
+        self._thread = threading.Thread(target=work, name="mentor-hf-generate", daemon=True)
+        self._thread.start()
+        return await done

@@ -12,6 +12,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mentor.leakage import check_leak
+from mentor.leakage.fold import visible_text
 from mentor.runtime.context import MentorContext, context_of
 from mentor.runtime.nodes import group_of, run_backend
 from mentor.runtime.state import MentorStateBase
@@ -57,7 +58,8 @@ async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext
         if judge["leaked"]:
             detectors, reason = ["llm_judge"], judge["reason"]
     if not detectors:
-        return {**backend, "hint": state["draft"], "withheld": False}
+        # The policy sees the draft without its invisible characters: the detectors read it so, folded further.
+        return {**backend, "hint": visible_text(state["draft"]), "withheld": False}
     withheld = len(state.get("leaked_drafts", [])) + 1 > settings.max_leak_retries  # drafts sent back so far
     return {**backend, "leaked_drafts": [{"draft": state["draft"], "tier": state["tier"], "detectors": detectors,
                                           "reason": reason}],

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 from functools import lru_cache
 from typing import Any, Callable
 
+from mentor.runtime.body_cap import capped, capped_async_client, too_large
 from mentor.runtime.prompts import load_prompt
 from mentor.runtime.schemas import token_budget, violations
 from mentor.text import invalid_text
@@ -102,16 +103,23 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
         constrained = structured.enabled
         async with limit or nullcontext():
             try:
-                answer = await asyncio.wait_for(chat_model.ainvoke(
-                    messages, **_request_kwargs(chat_model, node, schema, max_tokens, constrained)), timeout_s)
+                with capped(max_tokens):  # the answer's bytes, from its token budget (docs/configuration.md)
+                    answer = await asyncio.wait_for(chat_model.ainvoke(
+                        messages, **_request_kwargs(chat_model, node, schema, max_tokens, constrained)), timeout_s)
             except asyncio.TimeoutError:
                 raise TimeoutError(f"no answer within llm.request_timeout_s = {timeout_s} s") from None
             except Exception as e:
+                if too_large(e):  # unusable output, as malformed JSON is: re-asked, then the fallback
+                    tries, error = tries + 1, LLMOutputError(str(too_large(e)))
+                    continue
                 if not (constrained and _rejects_response_format(e)):
                     raise
                 structured.turn_off(f"the server rejected response_format ({str(e)[:200]})")
                 continue  # the same try again, without the field
         tries += 1
+        cut_note = (getattr(answer, "response_metadata", None) or {}).get("prompt_cut")
+        if cut_note and sent and cut_note not in sent[-1]:  # the trace's prompt says what the model did not see of it
+            sent[-1] += f"\n\n[mentor: {cut_note}]"
         text = answer.content if isinstance(answer.content, str) else str(answer.content)
         try:
             out = parse_json(text)
@@ -148,7 +156,7 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
             raise InputError("llm.provider 'openai' needs the extra: pip install 'mentor-rl[openai]'") from None
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
-                          max_completion_tokens=max_tokens)
+                          max_completion_tokens=max_tokens, http_async_client=capped_async_client())
     from mentor.models import resolve
     from mentor.runtime.hf import BatchedChat
 

@@ -15,9 +15,11 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
+from mentor.runtime.class_check import warn_unknown_classes
 from mentor.runtime.context import MentorContext, MentorResources, lending
 from mentor.runtime.graph_files import import_file, warn_foreign_nodes
 from mentor.runtime.llm import StructuredOutput
+from mentor.runtime.node_errors import traceback_text
 from mentor.runtime.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.versions import versions
 from mentor.runtime.workers import MIN_THREADS, MentorThreads
@@ -140,6 +142,7 @@ class MentorRuntime:
         self.versions = versions(self.config, self.graph, resolve_graph_path(self.config.graph), prompts)
         self.context = MentorContext.of(self.config)  # the settings every run gets; plain data
         self.chat_model = chat_model
+        self.warned_classes: set[str] = set()  # tasks whose made-up error classes were warned about
         self.structured = StructuredOutput(self.config.llm.structured_output)  # a server's verdict holds for the run
         mentor_threads().reserve(2 * self.config.max_concurrent_groups)  # see MentorThreads.reserve
 
@@ -182,6 +185,7 @@ class MentorRuntime:
                                                      f"{'group' if clock == 'group' else 'run'}'s start")
             except Exception as e:  # one group's fault never touches another group
                 result = self._cut(group, progress, f"{type(e).__name__}: {e}")
+                result.error_traceback = traceback_text(e)  # told to the user, not only counted
             if on_done:
                 on_done(group, result)
             return result
@@ -238,6 +242,7 @@ class MentorRuntime:
         # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends
         # at the gate, with no composer to send a leaked draft back to.
         result.withheld = result.withheld or not result.hint
+        warn_unknown_classes(result, self.warned_classes)
         return checked_text(result)
 
 

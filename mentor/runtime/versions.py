@@ -12,6 +12,8 @@ from typing import Any
 
 from langgraph.pregel import Pregel
 
+from mentor.runtime.drawing import drawing
+
 
 def file_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -40,20 +42,27 @@ def versions(config, graph: Pregel, graph_file: Path, prompt_files: list[Path]) 
     backends = {name: config.nodes.get(name, "graph's own code") for name in graph.nodes if not name.startswith("__")}
     llm = config.llm
     return {"graph": {"spec": config.graph, "file": str(graph_file.resolve()),
-                      "files": _files(graph_files(graph, graph_file))},
+                      "files": _files(graph_files(graph, graph_file)),
+                      "drawing": drawing(graph, f"{graph_file.resolve()}:{config.graph.rpartition(':')[2]}")},  # what the viewer draws: it imports no graph code
             "prompts": {"dir": str(Path(config.prompts_dir).resolve()), "files": _files(prompt_files)},
             "backends": backends,
             "llm": {"provider": llm.provider, "model": llm.model, "base_url": llm.base_url}
             if "llm" in backends.values() else None}
 
 
+def files_hash(files: list[dict[str, str]]) -> str:
+    """One hash over every file the graph loads (each file's name and hash), so an edit to any of them shows."""
+    return hashlib.sha256("\n".join(sorted(f"{Path(f['path']).name} {f['sha256']}" for f in files)).encode()).hexdigest()
+
+
 def describe(v: dict[str, Any]) -> str:
     """The lines a run prints when it starts: what graph, prompts and backends it runs."""
     graph = v["graph"]
-    own = next((f for f in graph["files"] if f["path"] == graph["file"]), None)
+    files = graph["files"]
     llm = v.get("llm")
     lines = [f"mentor graph: {graph['file']}:{graph['spec'].rpartition(':')[2]}"
-             + (f" (sha256 {own['sha256'][:12]})" if own else ""),
+             + (f" (sha256 {files_hash(files)[:12]} over its {len(files)} files: "
+                f"{', '.join(sorted({Path(f['path']).name for f in files}))})" if files else ""),
              f"mentor prompts: {v['prompts']['dir']} ({len(v['prompts']['files'])} prompt files; read by llm nodes "
              f"only)",
              "mentor nodes: " + ", ".join(f"{n}={b}" for n, b in v["backends"].items())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
+from urllib.parse import quote
 
 from mentor.text import repaired
 from mentor.types import InputError
@@ -78,6 +80,22 @@ def trace_path(run_dir: str | Path) -> Path:
     return path if path.suffix == ".sqlite" or path.is_file() else path / TRACE_FILE
 
 
+def readonly_uri(path: Path, on_problem: Callable[[str], None]) -> str:
+    """The URI that opens `path` for reading only. WAL readers write a `-shm` file beside the store, so in a folder
+    this process cannot write (a read-only filesystem, another user's run) the store opens `immutable=1`, which
+    reads the main file alone; a write-ahead log left there (a run that ended without its checkpoint) is then unread,
+    and `on_problem` says so."""
+    uri = f"file:{quote(str(path))}?mode=ro"
+    if os.access(path.parent, os.W_OK | os.X_OK):
+        return uri
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        on_problem(f"{path.parent} is not writable, so the store is read without its write-ahead log {wal} "
+                   f"({wal.stat().st_size} bytes): records written since its last checkpoint are missing; copy the "
+                   f"folder somewhere writable to read them")
+    return uri + "&immutable=1"
+
+
 class TraceStore:
     """Interventions and per-step metrics of a run. Each `append` is one committed transaction.
 
@@ -95,7 +113,7 @@ class TraceStore:
         if readonly:
             if not self.path.exists():
                 raise FileNotFoundError(f"no mentor traces at {self.path}: was the run made with `traces: true`?")
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False,
+            self.db = sqlite3.connect(readonly_uri(self.path, self.on_problem), uri=True, check_same_thread=False,
                                       timeout=BUSY_TIMEOUT_S)
             self._check()
         else:
@@ -111,6 +129,8 @@ class TraceStore:
             tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         except sqlite3.DatabaseError as e:
             self.db.close()
+            if not os.access(self.path, os.R_OK):
+                raise InputError(f"{self.path}: no permission to read it ({e})") from None
             raise InputError(f"{self.path} is not a readable SQLite file ({e}); {fix}") from None
         if not {"interventions", "steps"} <= tables:
             self.db.close()

@@ -186,34 +186,32 @@ class TraceSource:
 # --- the graph --------------------------------------------------------------------------------------------
 def graph_spec(config: Any = None) -> dict[str, Any]:
     """Nodes, edges and mermaid text of the mentor graph the config names; `{"error": ...}` if it won't load.
+    This imports the graph's code: only for a config the user gave (`--config`) or the installed graph (None).
 
     Drawn by the page itself, offline (mermaid's renderer would need a web service).
     """
     try:
         from mentor.config import MentorConfig
         from mentor.runtime import load_graph
+        from mentor.runtime.drawing import drawing
 
         cfg = MentorConfig.load(config)
-        drawable = load_graph(cfg.graph, cfg).get_graph()
-        return {
-            "spec": cfg.graph,
-            "nodes": [{"id": n.id, "name": n.name} for n in drawable.nodes.values()],
-            "edges": [{"source": e.source, "target": e.target, "conditional": bool(e.conditional),
-                       "label": e.data if isinstance(e.data, str) else None} for e in drawable.edges],
-            "mermaid": drawable.draw_mermaid(),
-        }
+        return drawing(load_graph(cfg.graph, cfg), cfg.graph)
     except Exception as e:  # the viewer still shows the traces without the drawing
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def run_graph(runs: list[dict[str, Any]]) -> dict[str, str] | None:
-    """A config naming the graph file the last run recorded (`TraceStore.runs`), if that file is still there; None
-    (the default graph) otherwise."""
+def stored_graph(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The drawing of the graph the last run recorded (`TraceStore.runs`), as stored with it: viewing runs none of the
+    run's code. An error naming `--config` for a run recorded without a drawing; None for a source without runs."""
     graph = (runs[-1].get("graph") or {}) if runs else {}
-    file, spec = graph.get("file"), str(graph.get("spec") or "")
-    if isinstance(file, str) and ":" in spec and Path(file).is_file():
-        return {"graph": f"{file}:{spec.rpartition(':')[2]}"}
-    return None
+    if not graph:
+        return None
+    stored = graph.get("drawing")
+    if isinstance(stored, dict) and (isinstance(stored.get("nodes"), list) or "error" in stored):
+        return stored
+    return {"error": f"the run recorded its graph ({str(graph.get('spec'))[:200]}) without a drawing; viewing "
+                     f"never runs a run's code: give --config to load a graph and draw it"}
 
 
 # --- the page ---------------------------------------------------------------------------------------------
@@ -279,7 +277,8 @@ def write_html(source: str | Path, output: str | Path | None = None, config: Any
         output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    text = build_html(records, steps, graph_spec(config if config is not None else run_graph(runs)), source=label,
+    graph = graph_spec(config) if config is not None else stored_graph(runs) or graph_spec(None)
+    text = build_html(records, steps, graph, source=label,
                       kind=kind, runs=runs)
     output.write_text(text, encoding="utf-8", errors="backslashreplace")  # a lone surrogate becomes \udXXX
     return output, len(records)
@@ -504,8 +503,9 @@ def add_traces_command(sub) -> None:
     view = commands.add_parser("view", help="write one self-contained HTML page (no network needed to open it)")
     view.add_argument("run", help=what)
     view.add_argument("-o", "--output", help="HTML file (default: <run>/mentor/traces.html, or FILE.html)")
-    view.add_argument("--config", help="mentor config YAML naming the graph to draw (default: the graph the run "
-                                       "recorded, else the installed graphs/mentor)")
+    view.add_argument("--config", help="mentor config YAML naming the graph to draw, which loads its code (default: the "
+                                       "drawing the run stored, else the installed graphs/mentor; viewing runs no "
+                                       "code of the run)")
     view.set_defaults(func=cmd_view)
 
     serve = commands.add_parser("serve", help="serve the viewer on localhost; it refreshes as new traces land")
@@ -517,5 +517,5 @@ def add_traces_command(sub) -> None:
     serve.set_defaults(func=cmd_serve)
 
 
-__all__ = ["TraceServer", "TraceSource", "add_traces_command", "build_html", "graph_spec", "read_jsonl",
+__all__ = ["TraceServer", "TraceSource", "add_traces_command", "build_html", "graph_spec", "read_jsonl", "stored_graph",
            "script_safe", "to_json", "write_html"]

@@ -25,6 +25,7 @@ import torch
 from mentor.config import MentorConfig
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
+from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
 from mentor.trl.adapter import TrainerAdapter
@@ -53,6 +54,7 @@ class GenerationHook:
         self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
                                 adapter.encode, adapter.special_tokens)
         self.rows: list[dict[str, Any]] | None = None
+        self.node_errors = NodeErrorLog()  # each distinct node exception's traceback, once, on rank 0
         self.cached_rewards: torch.Tensor | None = None
         adapter.install(self.generate_and_score, self.generate, self.calculate_rewards)
 
@@ -124,6 +126,8 @@ class GenerationHook:
                 kept.append(g)
             interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
             mentor_s += seconds
+            if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
+                self.node_errors.report(interventions)
             for iv in interventions:  # model-written text: it may not forge the template's turns
                 if iv.hint:
                     iv.hint, broken = self.rules.safe_hint(iv.hint)

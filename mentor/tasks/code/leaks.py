@@ -6,6 +6,7 @@ import ast
 import re
 from typing import Any
 
+from mentor.leakage.fold import fold_for_detectors
 from mentor.tasks.code.extract import prompt_code
 from mentor.tasks.code.reference import candidate_calls, solution_code
 from mentor.types import LeakVerdict
@@ -98,6 +99,7 @@ def test_output_leak(hint: str, test: str, entry: str) -> str:
 
 def code_leak_check(hint: str, reference: dict[str, Any]) -> LeakVerdict:
     """Code in the hint, a copied line or run of the reference solution, or a hidden test's expected output."""
+    hint = fold_for_detectors(hint)  # `\u200b` inside a copied line hides it from `_nospace` alone
     detectors, reasons = [], []
     if _looks_like_code(hint):
         detectors.append("code_in_hint")

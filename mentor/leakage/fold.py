@@ -1,0 +1,48 @@
+"""Unicode folding: the text every leak detector reads, and the text the policy is shown.
+
+A hint can hide a number from a detector without hiding it from the policy's tokenizer: invisible characters
+inside it (`4\u200b2`), compatibility forms (full-width `４２`, `𝟒𝟐`) and fraction characters (`½`, `1⁄2`, `1∕2`).
+`fold_for_detectors` undoes all three before any detector runs; `visible_text` drops the invisible ones from the
+hint the policy sees, so what the policy reads is what was checked."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ", "0123456789+-()n")
+_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋₍₎", "0123456789+-()")
+_SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ]+")
+_SUBSCRIPT_RUN = re.compile("[₀₁₂₃₄₅₆₇₈₉₊₋₍₎]+")
+_FRACTION_SLASH = str.maketrans({"\u2044": "/", "\u2215": "/"})  # FRACTION SLASH, DIVISION SLASH
+_DROPPED = ("Cf", "Mn", "Me")  # format characters (zero-width, soft hyphen, BOM, tags), combining marks left over
+
+
+def _vulgar_fraction(m: re.Match) -> str:
+    """`½` -> `(1/2)`; after a digit `3½` -> `3+(1/2)`, the mixed number it writes."""
+    n, d = unicodedata.normalize("NFKC", m.group(2)).split("\u2044")
+    return f"{m.group(1)}{'+' if m.group(1) else ''}({n or 0}/{d})"
+
+
+# The precomposed fractions (½ ¾ ⅓ ... ↉ ⅟ is a prefix, not a fraction): NFKC writes each as n U+2044 d.
+_VULGAR = re.compile(r"(\d?)([%s])" % "".join(
+    c for c in map(chr, range(0xA0, 0x2190)) if "\u2044" in unicodedata.normalize("NFKC", c)
+    and unicodedata.normalize("NFKC", c).split("\u2044")[1]))
+
+
+def visible_text(text: str) -> str:
+    """`text` without its format characters (Unicode category Cf: zero-width spaces and joiners, word joiners,
+    soft hyphens, byte-order marks), which show nothing yet split a number for a detector."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def fold_for_detectors(text: str) -> str:
+    """`text` as the detectors read it: superscripts and subscripts as `^n` and `_n`, fraction characters as
+    `(n/d)`, NFKC (full-width and mathematical digits as ASCII), the fraction and division slashes as `/`, and
+    format characters and stray combining marks dropped. Idempotent."""
+    text = visible_text(text)
+    text = _SUPERSCRIPT_RUN.sub(lambda m: "^" + m.group().translate(_SUPERSCRIPT), text)
+    text = _SUBSCRIPT_RUN.sub(lambda m: "_" + m.group().translate(_SUBSCRIPT), text)
+    text = _VULGAR.sub(_vulgar_fraction, text)
+    text = unicodedata.normalize("NFKC", text).translate(_FRACTION_SLASH)
+    return "".join(c for c in text if unicodedata.category(c) not in _DROPPED)

@@ -1,0 +1,113 @@
+"""The in-process `hf` provider at its limits, on the real SmolLM2-135M-Instruct: a prompt past the model's context is
+cut to fit and the cut told in the trace, and a process whose generation was abandoned exits 0 (issue 34, item 6)."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from failed_groups import ARITHMETIC
+from mentor.runtime.hf import BatchedChat
+from mentor.runtime.hf_fit import context_length, fit_prompt, prompt_tokens
+
+pytestmark = pytest.mark.slow  # the real model
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def tokenizer(smollm2):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(smollm2)
+
+
+def long_prompt(tokenizer, tokens: int) -> list[dict[str, str]]:
+    attempts = "".join(f"Attempt {i} (reward 0.0): 158 + 267 = 0{415 + i}, carrying into the tens.\n"
+                       for i in range(tokens // 20))
+    return [{"role": "system", "content": "You are the error classifier."},
+            {"role": "user", "content": "Classify each attempt.\n" + attempts + "Answer with JSON."}]
+
+
+def test_a_12551_token_prompt_is_cut_to_fit_a_context_of_8192(tokenizer, smollm2):
+    from transformers import AutoConfig
+
+    assert context_length(type("LM", (), {"config": AutoConfig.from_pretrained(smollm2)})()) == 8192
+    prompt = long_prompt(tokenizer, 12_700)
+    before = prompt_tokens(tokenizer, prompt)
+    assert before > 12_500
+    fitted, note = fit_prompt(tokenizer, prompt, 71, 8192)
+    after = prompt_tokens(tokenizer, fitted)
+    assert after <= 8192 - 71 and after > 8000  # cut to fit, not to nothing
+    assert fitted[0] == prompt[0] and fitted[1]["content"].startswith("Classify each attempt.")
+    assert fitted[1]["content"].endswith("Answer with JSON.") and "tokens cut to fit the model's context of 8192" \
+        in fitted[1]["content"]
+    assert note and "8192" in note
+    assert fit_prompt(tokenizer, prompt[:1], 71, 8192) == (prompt[:1], None)  # a prompt that fits is untouched
+    with pytest.raises(ValueError, match="do not fit"):
+        fit_prompt(tokenizer, prompt, 8190, 8192)
+
+
+def test_the_cut_reaches_the_trace_through_the_runtime(smollm2):
+    from mentor.runtime import MentorRuntime
+    from mentor.types import FailedGroup
+
+    chat = BatchedChat(model=smollm2)
+    lm, _ = chat._load()
+    lm.config.max_position_embeddings = 400  # a small context: the classifier's prompt is longer
+    group = FailedGroup.from_dict({**ARITHMETIC, "attempts": [{"completion": " 0415" * 40, "reward": 0.0}] * 3})
+    runtime = MentorRuntime({"nodes": {"error_classifier": "llm"},
+                             "llm": {"provider": "hf", "model": smollm2, "request_timeout_s": 120},
+                             "timeout_s": 300}, chat_model=chat)
+    [result] = runtime.run([group])
+    [record] = [n for n in result.nodes if n["node"] == "error_classifier"]
+    assert "tokens cut to fit the model's context of 400" in record["prompt"] or \
+        "to fit the model's context of 400" in record["prompt"], record["prompt"][-400:]
+
+
+RUNTIME_SCRIPT = """
+from failed_groups import ARITHMETIC
+from mentor.runtime import MentorRuntime
+from mentor.types import FailedGroup
+long = [{{"completion": " 0415 carry the tens" * 300, "reward": 0.0}}] * 3
+runtime = MentorRuntime({{"nodes": {{"error_classifier": "llm"}}, "timeout_s": 60,
+                          "llm": {{"provider": "hf", "model": {model!r}, "request_timeout_s": 1.0}}}})
+[result] = runtime.run([FailedGroup.from_dict({{**ARITHMETIC, "attempts": long}})])  # timed out in the prefill
+print("abandoned", result.fallbacks, flush=True)
+"""
+
+
+def test_a_process_whose_request_timed_out_in_the_prefill_exits_0_cleanly(smollm2):
+    done = subprocess.run([sys.executable, "-c", RUNTIME_SCRIPT.format(model=smollm2)], capture_output=True, text=True,
+                          timeout=600, env={"PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}", "OMP_NUM_THREADS": "2",
+                                            "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "abandoned" in done.stdout and "TimeoutError" in done.stdout
+    assert "terminate called" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr[-2000:]
+
+
+def test_a_process_that_abandoned_a_generation_exits_0(smollm2):
+    script = f"""
+import asyncio, sys, time
+from mentor.runtime.hf import BatchedChat
+from langchain_core.messages import HumanMessage
+chat = BatchedChat(model={smollm2!r})
+chat._load()
+async def main():
+    try:
+        await asyncio.wait_for(chat.ainvoke([HumanMessage("Write a very long story about carrying digits.")],
+                                            max_tokens=4000), 1.0)
+    except asyncio.TimeoutError:
+        print("abandoned", flush=True)
+asyncio.run(main())
+print("thread alive at exit:", chat._thread.is_alive(), flush=True)
+"""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          env={"PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}", "OMP_NUM_THREADS": "2",
+                               "PATH": "/usr/bin:/bin", "HOME": str(Path.home())})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "abandoned" in done.stdout and "terminate called" not in done.stderr
+    assert time.monotonic() - started < 300  # it did not write the abandoned 4,000 tokens before exiting
