@@ -121,3 +121,12 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
     mtime = path.stat().st_mtime
     again = blocks.run_blocks(tmp_path / "out", settings, 2, grpo_seeds=2, jobs=1)
     assert path.stat().st_mtime == mtime and again["paired"] == results["paired"]
+
+
+def test_the_modules_examples_hold():
+    import doctest
+
+    from mentor.evaluation import lookahead
+
+    for module in (blocks, lookahead):
+        assert doctest.testmod(module).failed == 0
