@@ -130,3 +130,47 @@ def test_the_modules_examples_hold():
 
     for module in (blocks, lookahead):
         assert doctest.testmod(module).failed == 0
+
+
+INTERRUPTED_RUN = """
+import sys
+from dataclasses import replace
+sys.path.insert(0, {tests!r})
+from test_blocks import tiny_settings
+from mentor.lab.blocks import run_blocks
+if __name__ == "__main__":
+    try:
+        run_blocks("out", replace(tiny_settings(), steps=40, eval_every=20), 6, grpo_seeds=1, jobs=1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_finished_blocks_and_their_summary(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, workers included) once a block has finished: its file stays,
+    results.json.partial summarises it, and no results.json is written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "run.py").write_text(INTERRUPTED_RUN.format(tests=str(Path(__file__).resolve().parent)))
+    proc = subprocess.Popen([sys.executable, "run.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # a hang guard
+        while not list((tmp_path / "out" / "blocks").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted:" in out and "finished block(s) kept" in out
+    finished = sorted(p.stem for p in (tmp_path / "out" / "blocks").glob("*.json"))
+    summary = json.loads((tmp_path / "out" / "results.json.partial").read_text())
+    assert finished and [b["name"] for b in summary["blocks"]] == finished and not summary["complete"]
+    assert len(finished) < 6 and not (tmp_path / "out" / "results.json").exists()
