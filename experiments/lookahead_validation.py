@@ -108,6 +108,11 @@ def main(argv=None) -> None:
             trained = [sum(b["outcome"][a] for b in mine) / len(mine) for a in arms]
             per_seed[s] = spearman([figures[s][r][figure] for r in rows], trained)
             out["seeds"].setdefault(str(s), {})[figure] = per_seed[s]
+        # The headline pair: does the figure order the library against the mentor as each block's training did?
+        agree = [(figures[b["pretrain_seed"]][f"step{b['library_step']}"][figure] > figures[b["pretrain_seed"]]
+                  ["mentor"][figure]) == (b["outcome"]["static_hints"] > b["outcome"]["mentor"]) for b in blocks]
+        out[f"{figure}_library_vs_mentor_agrees"] = f"{sum(agree)} of {len(agree)} blocks"
+        print(f"{figure}: orders library against mentor as training did in {sum(agree)} of {len(agree)} blocks")
         kept = [r for r in per_block if r is not None]
         seed_kept = [r for r in per_seed.values() if r is not None]
         out[f"{figure}_mean_rho_blocks"] = sum(kept) / len(kept) if kept else None
