@@ -65,3 +65,8 @@ def add_arguments(p) -> None:
     p.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     p.add_argument("--allow-node-errors", action="store_true",
                    help="exit 0 even when a group failed from an exception in a node (default: exit 1)")
+    p.add_argument("--lookahead", type=int, default=0, metavar="K",
+                   help="also the learning figure: the change in per-token log-probability of correct solutions "
+                        "on held-out failures after K update steps on each row's rescued groups (default 0: off)")
+    p.add_argument("--lookahead-lr", dest="lookahead_lr", type=float,
+                   help="learning rate of the --lookahead steps (default 1e-6, TRL's GRPO default)")

@@ -35,6 +35,9 @@ def cmd_eval(args) -> int:
     for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
         if value < 1:
             raise InputError(f"{flag} {value}: must be at least 1")
+    if args.lookahead < 0 or (args.lookahead_lr is not None and not args.lookahead_lr > 0):
+        raise InputError(f"--lookahead {args.lookahead} / --lookahead-lr {args.lookahead_lr}: K must be at least 0 "
+                         "(0: off) and the learning rate above 0")
     if not args.temperature >= 0:
         raise InputError(f"--temperature {args.temperature}: must be >= 0 (0 is greedy)")
     configs = parse_configs(args.config)
@@ -67,7 +70,7 @@ def cmd_eval(args) -> int:
     try:
         with torch_threads(args.threads):
             report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens,
-                              args.seed, annotated, keep, row_done)
+                              args.seed, annotated, keep, row_done, args.lookahead, args.lookahead_lr)
     except KeyboardInterrupt:
         print(f"mentor: interrupted: {len(finished)} of {len(runtimes) + 1} rows finished"
               + (f" ({', '.join(finished)}); their figures are in {partial_path(out)}" if finished else "")
@@ -89,6 +92,11 @@ def cmd_eval(args) -> int:
             d = row["diagnosis_accuracy"]
             print(f"{name}: first_error_step matches {100 * d['exact']:.1f}% of {d['attempts']} annotated attempts "
                   f"exactly, {100 * d['within_1']:.1f}% within 1")
+    if "lookahead" in report:
+        la = report["lookahead"]
+        print(f"lookahead ({la['steps']} steps at lr {la['lr']:g}, {la['targets']} held-out correct responses): "
+              + ", ".join(f"{n} {r['lookahead']:+.4f}" for n, r in report["configs"].items()
+                          if r.get("lookahead") is not None) + f"; best {la['best']}")
     o = report["oracle"]
     print(f"oracle {100 * o['rescue_rate']:.1f}%, best single {o['best_single']} {100 * o['best_single_rate']:.1f}%; "
           f"{len(groups)} groups, {len(skipped)} skipped; wrote {out}" + (f" and {html}" if html else "")

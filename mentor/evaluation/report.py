@@ -66,12 +66,14 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
              temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
              annotated: list[list[int | None]] | None = None,
              on_interventions: Callable[[str, list[Intervention]], None] | None = None,
-             on_row: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+             on_row: Callable[[str, dict[str, Any]], None] | None = None, lookahead_steps: int = 0,
+             lookahead_lr: float | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
     first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
     interventions)` is called once a row's graph has run, before its sampling; `on_row(name, figures)` once a row is
-    done."""
+    done. `lookahead_steps` K > 0 adds each row's `lookahead` (mentor/evaluation/lookahead.py) at learning rate
+    `lookahead_lr`, after every row has sampled (its targets come from all of them)."""
     from tqdm.auto import tqdm
 
     from mentor.tasks import get_task
@@ -81,6 +83,7 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
                               "max_new_tokens": max_new_tokens, "configs": {}}
     rescued_by: dict[str, list[bool]] = {}
+    sampled: dict[str, tuple[list, list, list]] = {}  # per row: inputs, responses, rewards (for the lookahead)
     for name in ["none", *runtimes]:
         t0 = time.perf_counter()
         if name == "none":
@@ -99,6 +102,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
         responses = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc=f"sampling {name}")
         rewards = [[get_task(g.task).score(text, g.reference) for text, _ in rs] for g, rs in zip(groups, responses)]
         rescued = [max(r) > 0 for r in rewards]
+        if lookahead_steps:
+            sampled[name] = (inputs, responses, rewards)
         hinted_correct = [(x, ids) for x, h, rs, r in zip(inputs, hints, responses, rewards) if h
                           for (_, ids), ok in zip(rs, r) if ok > 0]
         rely = reliance(policy, hinted_correct) if name != "none" else None
@@ -128,7 +133,30 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
         rescued_by[name] = rescued
         if on_row:
             on_row(name, report["configs"][name])
+    if lookahead_steps:
+        add_lookahead(report, groups, policy, runtimes, sampled, lookahead_steps, lookahead_lr)
     best = max(report["configs"], key=lambda n: report["configs"][n]["rescue_rate"])  # ties: the first row
     report["oracle"] = {"rescue_rate": sum(map(any, zip(*rescued_by.values()))) / len(groups),
                         "best_single": best, "best_single_rate": report["configs"][best]["rescue_rate"]}
     return report
+
+
+def add_lookahead(report: dict[str, Any], groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any],
+                  sampled: dict[str, tuple[list, list, list]], steps: int, lr: float | None) -> None:
+    """Each row's `lookahead` figure in `report`, and `report["lookahead"]`: K, the learning rate, the held-out
+    targets and the row it ranks first. The `none` row trains by the first config's strategy (a retry spliced as the
+    hints are); without a config, by the default one."""
+    from mentor.config import MentorConfig
+    from mentor.evaluation.lookahead import DEFAULT_LR, lookahead_figures
+
+    lr = DEFAULT_LR if lr is None else lr
+    configs = {name: runtimes[name].config for name in runtimes}
+    configs = {"none": next(iter(configs.values()), None) or MentorConfig(), **configs}
+    figures = lookahead_figures(policy, groups, configs, *(
+        {name: sampled[name][i] for name in configs} for i in range(3)), steps=steps, lr=lr)
+    for name, fig in figures.items():
+        report["configs"][name]["lookahead"] = fig["lookahead"]
+        report["configs"][name]["lookahead_train_groups"] = fig["train_groups"]
+    scored = {n: f["lookahead"] for n, f in figures.items() if f["lookahead"] is not None}
+    report["lookahead"] = {"steps": steps, "lr": lr, "targets": next(iter(figures.values()))["targets"],
+                           "best": max(scored, key=scored.get) if scored else None}

@@ -6,6 +6,10 @@
   training problems) and the one that rescues most is kept.
 - `mentor`: the four-node graph, rules backends of the `composed` task (it reveals the step the attempts first get
   wrong). Both hinted arms splice by `COMPOSED_STRATEGY`.
+- `resample`: the retry control. Every collapsed group is re-drawn from its *unhinted* prompt, G fresh attempts
+  through the same hook, rounds and splice as the hinted arms: the extra attempts the mentor gets, without a hint.
+  It runs the static-hints graph over a constant marker column (`RESAMPLE_MARKER`) that `ResampleTask` accepts and
+  never shows the policy.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 
 from mentor.lab import composed as lab
 from mentor.lab.composed_eval import best_library, failure_rows, library_config
-from mentor.tasks.composed import reward, step_hint
+from mentor.tasks.composed import ComposedTask, reward, step_hint
+from mentor.types import LeakVerdict
 
 # Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
 # unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
@@ -26,6 +31,28 @@ COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train
                                      "heldout_problems": 500, "eval_every": 25}
 LIBRARY_PROBLEMS = 300
 MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
+RESAMPLE_MARKER = "(re-draw, no hint)"  # the resample arm's "hint": a trace marker, never in a prompt
+RESAMPLE_COLUMN = "resample_marker"
+
+
+class ResampleTask(ComposedTask):
+    """The composed task for the retry control: a "hinted" prompt is the prompt unchanged, and the only hint the
+    leakage checker lets through is the marker (so the hook re-draws exactly the collapsed groups)."""
+
+    name = "composed_resample"
+
+    def hinted_prompt(self, prompt: str, hint: str) -> str:
+        return prompt
+
+    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
+        if hint == RESAMPLE_MARKER:
+            return LeakVerdict(False)
+        return LeakVerdict(True, ["not_resample"], f"the resample control shows no hint; got {hint!r}")
+
+
+RESAMPLE_CONFIG: dict[str, Any] = {"task": "mentor.lab.composed_demo:ResampleTask",
+                                   "graph": "graphs/static_hints/graph.py:graph",
+                                   "columns": {"hint": RESAMPLE_COLUMN}}
 
 
 def policy(seed: int, pretrain: dict[str, Any]) -> str:
@@ -44,6 +71,8 @@ def choose_library(policy_dir: str, seed: int, problems: int = LIBRARY_PROBLEMS)
 def arm_config(arm: str, library_step: int | None, strategy: dict[str, Any]) -> dict[str, Any] | None:
     if arm == "grpo":
         return None
+    if arm == "resample":
+        return {**strategy, **RESAMPLE_CONFIG}
     if arm == "static_hints":
         return {**strategy, **library_config(library_step or 1), "hint_placement": strategy["hint_placement"]}
     return dict(strategy)
@@ -53,9 +82,12 @@ def heldout(n: int) -> list[dict[str, Any]]:
     return lab.generate_problems("hard", n, seed=10_000, split="heldout")
 
 
-def dataset(n: int, seed: int, library_step: int | None):
-    """The training problems; the static library's hint column (`hint_step<k>`) when a library is given."""
+def dataset(n: int, seed: int, library_step: int | None, resample: bool = False):
+    """The training problems; the static library's hint column (`hint_step<k>`) when a library is given, the
+    resample control's marker column with `resample`."""
     ds = lab.make_dataset("hard", n, seed=seed, split="train")
+    if resample:
+        ds = ds.map(lambda row: {RESAMPLE_COLUMN: RESAMPLE_MARKER})
     if library_step:
         column = f"hint_step{library_step}"
         ds = ds.map(lambda row: {column: step_hint([int(c) for c in row["answer"]], library_step)})

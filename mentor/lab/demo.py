@@ -22,6 +22,8 @@ from typing import Any
 from mentor.types import InputError
 
 ARMS = ("grpo", "static_hints", "mentor")
+# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted, mentor.lab.composed_demo).
+COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor")
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
@@ -87,9 +89,10 @@ class DemoSettings:
             raise InputError(f"lab: unknown lab {self.lab!r}; the labs are {list(LABS)}")
         if not self.seeds:
             raise InputError("seeds: give at least one seed")
-        unknown = set(self.arms) - set(ARMS)
+        known = COMPOSED_ARMS if self.lab == "composed" else ARMS
+        unknown = set(self.arms) - set(known)
         if unknown or not self.arms:
-            raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the arms are {list(ARMS)}")
+            raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the {self.lab} lab's arms are {list(known)}")
 
     @classmethod
     def quick(cls) -> DemoSettings:
@@ -245,7 +248,10 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
 
     config = cd.arm_config(arm, step, settings.strategy)
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
-                    cd.dataset(settings.train_problems, seed, step), composed_reward, cd.MAX_COMPLETION_LENGTH, config)
+                    cd.dataset(settings.train_problems, seed, step, resample=arm == "resample"), composed_reward,
+                    cd.MAX_COMPLETION_LENGTH, config)
+    if arm == "resample":
+        result["hint_tokens_per_intervention"] = 0.0  # its trace "hint" is a marker the policy never sees
     result["heldout_wrong"] = wrong
     result["hint_dependence"] = cd.hinted_accuracy(model, tokenizer, heldout, step) - result["heldout_acc_after"]
     if arm == "static_hints":
@@ -387,7 +393,21 @@ def cmd_demo(args) -> int:
             raise InputError(f"--seeds: give comma-separated integers such as 0,1,2, got {args.seeds!r}") from None
     if args.arms:
         overrides["arms"] = args.arms.split(",")
-    run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
+    if args.blocks is None:
+        run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
+        return 0
+    from mentor.lab.blocks import BLOCK_DEFAULTS, run_blocks
+
+    if args.lab != "composed" or args.seeds or args.quick:
+        raise InputError("--blocks: runs the composed lab's paired blocks; give --lab composed, and no --seeds "
+                         "(a block's seeds come from its number) or --quick")
+    if args.blocks < 1 or args.grpo_seeds < 1:
+        raise InputError(f"--blocks and --grpo-seeds must be at least 1, got {args.blocks} and {args.grpo_seeds}")
+    jobs = overrides.pop("jobs", 2)
+    if not 1 <= jobs <= 2:
+        raise InputError(f"--jobs: a blocked run uses 1 or 2 worker processes, got {jobs}")
+    overrides = {"arms": list(COMPOSED_ARMS), **BLOCK_DEFAULTS, **overrides}
+    run_blocks(args.out, replace(settings, **overrides), args.blocks, args.grpo_seeds, jobs)
     return 0
 
 
@@ -406,5 +426,11 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
                       help="answer digits of the static_hints library's hint, 1 to 3 (default: 3)")
     demo.add_argument("--jobs", type=int,
-                      help="runs trained at once, one process each (default: all, up to 2 per core)")
+                      help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
+                           "worker processes, 1 or 2, default 2)")
+    demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
+                                                 f"the arms {','.join(COMPOSED_ARMS)}, with paired bootstrap CIs "
+                                                 "(docs/lab.md, 'Evidence, round 4')")
+    demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int, default=2,
+                      help="with --blocks: GRPO seeds per pre-training seed (default: 2)")
     demo.set_defaults(func=cmd_demo)

@@ -1,0 +1,176 @@
+"""`mentor demo --lab composed --blocks N`: the paired bootstrap, the decision rule, the resample control and a tiny
+blocked run end to end (real GRPOTrainer, real worker processes)."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from mentor.cli import main
+from mentor.lab import blocks
+from mentor.lab.blocks import decide, outcome, paired_bootstrap
+
+
+def test_the_bootstrap_resamples_policies_and_weights_their_blocks():
+    # Constant differences: no spread, whatever the clusters.
+    flat = paired_bootstrap({0: [0.05, 0.05], 1: [0.05], 2: [0.05]})
+    assert flat["n"] == 4 and flat["clusters"] == 3
+    assert flat["ci"] == pytest.approx([0.05, 0.05]) and flat["mean"] == pytest.approx(0.05)
+    # The mean is over blocks, and a resample draws whole policies: ten blocks at 0 and one at 1 give 1/11, and the
+    # interval reaches both ends (a resample of policy 1 alone, or of policy 0 alone).
+    lop = paired_bootstrap({0: [0.0] * 10, 1: [1.0]}, resamples=4000)
+    assert lop["mean"] == pytest.approx(1 / 11) and lop["ci"] == pytest.approx([0.0, 1.0])
+    assert lop["ci90"][0] <= lop["mean"] <= lop["ci90"][1] and lop["ci90"][1] <= lop["ci"][1]
+    # Six policies whose two blocks agree: the interval is as wide as the policies' spread, not narrowed by the
+    # doubled count an independent-blocks bootstrap would assume.
+    pairs = {p: [d, d] for p, d in enumerate([-0.1, -0.05, 0.0, 0.05, 0.1, 0.15])}
+    singles = {i: [d] for i, d in enumerate(sum(pairs.values(), []))}
+    assert paired_bootstrap(pairs)["ci"][1] - paired_bootstrap(pairs)["ci"][0] > \
+        1.2 * (paired_bootstrap(singles)["ci"][1] - paired_bootstrap(singles)["ci"][0])
+    assert paired_bootstrap(pairs, seed=3) == paired_bootstrap(pairs, seed=3)
+    with pytest.raises(ValueError, match="no differences"):
+        paired_bootstrap({0: []})
+
+
+def test_the_decision_rule_is_the_pre_registered_one():
+    assert decide({"ci": [0.001, 0.1], "ci90": [0.01, 0.09], "n": 8}) == {"decision": "win"}
+    assert decide({"ci": [-0.1, -0.001], "ci90": [-0.09, -0.01], "n": 8}) == {"decision": "loss"}
+    assert decide({"ci": [-0.04, 0.035], "ci90": [-0.029, 0.029], "n": 8}) == {"decision": "matches"}
+    # 90% CI past the margin: unresolved, and the blocks needed for a 95% CI of +-0.03 grow with its square.
+    assert decide({"ci": [-0.09, 0.03], "ci90": [-0.08, 0.02], "n": 8}) == {"decision": "unresolved", "n_needed": 32}
+    # A win is a win even inside the margin; 0 on the CI's edge is not.
+    assert decide({"ci": [0.001, 0.02], "ci90": [0.002, 0.019], "n": 8})["decision"] == "win"
+    assert decide({"ci": [0.0, 0.02], "ci90": [0.001, 0.019], "n": 8})["decision"] == "matches"
+
+
+def test_the_outcome_is_the_mean_of_the_last_three_evaluations_after_step_0():
+    curve = [{"step": s, "heldout_acc": a} for s, a in [(0, 0.9), (25, 0.1), (50, 0.2), (75, 0.3), (100, 0.7)]]
+    assert outcome(curve) == pytest.approx(0.4)
+    assert outcome(curve[:2]) == pytest.approx(0.1)  # fewer evaluations than three: those there are
+    with pytest.raises(ValueError, match="after step 0"):
+        outcome(curve[:1])
+
+
+def test_the_resample_control_re_draws_the_unhinted_prompt_and_shows_no_hint():
+    from mentor.lab.composed_demo import RESAMPLE_COLUMN, RESAMPLE_CONFIG, RESAMPLE_MARKER, ResampleTask, dataset
+    from mentor.runtime import MentorRuntime
+    from mentor.types import Attempt, FailedGroup
+
+    task = ResampleTask()
+    assert task.hinted_prompt("Q: 3*4-2+4=? A:", RESAMPLE_MARKER) == "Q: 3*4-2+4=? A:"
+    ref = {"answer": "204", "digits": [3, 4, 2, 4], "ops": "*-+", "hint": RESAMPLE_MARKER}
+    assert not task.leak_check(RESAMPLE_MARKER, ref).leaked and task.leak_check("2 _ _", ref).leaked
+    [iv] = MentorRuntime(RESAMPLE_CONFIG).run([FailedGroup("p", task.name, "Q: 3*4-2+4=? A:", ref,
+                                                           [Attempt(" 1 1 1", 0.0)] * 4)])
+    assert iv.hint == RESAMPLE_MARKER and not iv.withheld
+    ds = dataset(10, 0, None, resample=True)
+    assert set(ds[RESAMPLE_COLUMN]) == {RESAMPLE_MARKER} and "hint_step1" not in ds.column_names
+
+
+def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):
+    assert main(["demo", "--blocks", "2", "--out", str(tmp_path)]) == 2
+    assert "--lab composed" in capsys.readouterr().err
+    assert main(["demo", "--lab", "composed", "--blocks", "2", "--jobs", "3", "--out", str(tmp_path)]) == 2
+    assert "--jobs" in capsys.readouterr().err
+    assert main(["demo", "--lab", "composed", "--blocks", "0", "--out", str(tmp_path)]) == 2
+    assert not (tmp_path / "results.json").exists()
+
+
+def tiny_settings():
+    from mentor.lab.demo import COMPOSED_ARMS, DemoSettings
+
+    tiny = {"steps": 20, "model": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}}
+    return replace(DemoSettings.for_lab("composed", quick=True), steps=3, eval_every=1, heldout_problems=20,
+                   train_problems=40, pretrain=tiny, arms=list(COMPOSED_ARMS))
+
+
+def test_the_collapse_rule_keeps_a_collapsed_seed_and_drops_it_above_the_bar(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    info = blocks.prepare_policy(0, replace(tiny_settings(), arms=["grpo"]))
+    assert info["collapsed_share"] >= 2 / 3 and info["kept"] and "library" not in info  # 20 steps: all collapse
+    monkeypatch.setattr(blocks, "COLLAPSE_MIN", info["collapsed_share"] + 1e-9)
+    assert not blocks.prepare_policy(0, replace(tiny_settings(), arms=["grpo"]))["kept"]
+
+
+@pytest.mark.slow
+def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the pre-training cache lands here
+    settings = tiny_settings()
+    results = blocks.run_blocks(tmp_path / "out", settings, 2, grpo_seeds=2, jobs=2)
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert {"lab", "steps", "settings", "policy", "policies", "arms", "wall_s", "blocks", "paired"} <= set(written)
+    assert [(b["pretrain_seed"], b["grpo_seed"]) for b in written["blocks"]] == [(0, 0), (0, 1)]
+    assert set(written["arms"]) == {"grpo", "resample", "static_hints", "mentor"}
+    for name in ("mentor - static_hints", "mentor - resample", "static_hints - resample"):
+        stats = written["paired"][name]
+        assert stats["n"] == 2 and stats["clusters"] == 1 and len(stats["ci"]) == 2 and "decision" in stats
+        a, b = name.split(" - ")
+        assert stats["mean"] == pytest.approx(sum(bl["outcome"][a] - bl["outcome"][b] for bl in written["blocks"]) / 2)
+    # The control gets the extra attempts the mentor gets: every collapsed group re-drawn (this policy: all of them).
+    arms = written["arms"]
+    assert arms["resample"]["interventions"] == arms["mentor"]["interventions"] > 0
+    assert arms["resample"]["hint_tokens_per_intervention"] == 0 and arms["grpo"]["interventions"] == 0
+    # Within a block the arms share the start: the same held-out accuracy at step 0.
+    for block in written["blocks"]:
+        runs = [json.loads((tmp_path / "out" / "blocks" / f"{block['name']}.json").read_text())["runs"][a]
+                for a in settings.arms]
+        assert len({r["heldout_acc_before"] for r in runs}) == 1
+    assert (tmp_path / "out" / "report.html").exists() and not (tmp_path / "out" / "results.json.partial").exists()
+    # A rerun reuses the finished blocks instead of training them again.
+    path = tmp_path / "out" / "blocks" / "p0-g0.json"
+    mtime = path.stat().st_mtime
+    again = blocks.run_blocks(tmp_path / "out", settings, 2, grpo_seeds=2, jobs=1)
+    assert path.stat().st_mtime == mtime and again["paired"] == results["paired"]
+
+
+def test_the_modules_examples_hold():
+    import doctest
+
+    from mentor.evaluation import lookahead
+
+    for module in (blocks, lookahead):
+        assert doctest.testmod(module).failed == 0
+
+
+INTERRUPTED_RUN = """
+import sys
+from dataclasses import replace
+sys.path.insert(0, {tests!r})
+from test_blocks import tiny_settings
+from mentor.lab.blocks import run_blocks
+if __name__ == "__main__":
+    try:
+        run_blocks("out", replace(tiny_settings(), steps=40, eval_every=20), 6, grpo_seeds=1, jobs=1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_the_finished_blocks_and_their_summary(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, workers included) once a block has finished: its file stays,
+    results.json.partial summarises it, and no results.json is written."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    (tmp_path / "run.py").write_text(INTERRUPTED_RUN.format(tests=str(Path(__file__).resolve().parent)))
+    proc = subprocess.Popen([sys.executable, "run.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300  # a hang guard
+        while not list((tmp_path / "out" / "blocks").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert "interrupted:" in out and "finished block(s) kept" in out
+    finished = sorted(p.stem for p in (tmp_path / "out" / "blocks").glob("*.json"))
+    summary = json.loads((tmp_path / "out" / "results.json.partial").read_text())
+    assert finished and [b["name"] for b in summary["blocks"]] == finished and not summary["complete"]
+    assert len(finished) < 6 and not (tmp_path / "out" / "results.json").exists()
