@@ -20,14 +20,23 @@ from mentor.runtime.schemas import node_schema, token_budget
 from vllm_server import vllm_server
 
 pytestmark = pytest.mark.vllm
+# vLLM 0.32 refuses disable_any_whitespace under its default backend ("auto"): the backend must be named with it.
+WHITESPACE_OFF = ("--structured-outputs-config.backend", "xgrammar",
+                  "--structured-outputs-config.disable_any_whitespace", "true")
 
 
 @pytest.fixture(scope="module")
 def served(smollm2, tmp_path_factory):
     log = tmp_path_factory.mktemp("vllm") / "server.log"
-    with vllm_server(smollm2, "--structured-outputs-config.disable_any_whitespace", "true",
-                     log_path=str(log)) as base_url:
+    with vllm_server(smollm2, *WHITESPACE_OFF, log_path=str(log)) as base_url:
         yield base_url
+
+
+def test_disable_any_whitespace_without_a_named_backend_is_refused_at_start(smollm2, tmp_path):
+    with pytest.raises(RuntimeError, match="exited with 2") as e:
+        with vllm_server(smollm2, *WHITESPACE_OFF[2:], log_path=str(tmp_path / "log")):
+            pass
+    assert "only supported for xgrammar and guidance backends" in (tmp_path / "log").read_text(), e.value
 
 
 def post(base_url: str, body: dict) -> tuple[int, dict]:
