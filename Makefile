@@ -34,7 +34,8 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/mentor demo --out runs/demo
 
-# ruff first: a lint finding fails in seconds, before the suite's minutes ([tool.ruff] in pyproject.toml).
+# ruff first: a lint finding fails in seconds, before the suite's minutes ([tool.ruff] in pyproject.toml). The tests
+# marked vllm need .venv-vllm: `make test-vllm` runs them.
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -m "not vllm"
