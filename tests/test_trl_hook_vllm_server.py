@@ -1,6 +1,6 @@
 """The re-generation through TRL's own vLLM server-mode code, with only the HTTP client stood in for.
 
-vLLM has no CPU build, so `trl vllm-serve` cannot run here. TRL's `VLLMGeneration.generate` in server mode is real:
+vLLM's CPU build cannot run `trl vllm-serve` (docs/scale.md, "TRL's `use_vllm` on CPU"). TRL's `VLLMGeneration.generate` in server mode is real:
 it de-duplicates prompts with `all_prompts[::num_generations]`, asks the client for `n=num_generations` each, and
 slices the answer back per row. The stand-in client answers like the server would, and records each request.
 """
