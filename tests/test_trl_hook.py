@@ -202,7 +202,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
                                                                                         loss_spy):
     """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
     user turn at the end, `prefix` placement at the start of the assistant turn."""
-    from mentor.trl.batch import prompt_text
+    from mentor.placement import prompt_text
 
     def conversation(row):
         text = {"system": row["prompt"], "assistant": "Let me add the columns."}

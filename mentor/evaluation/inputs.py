@@ -20,8 +20,8 @@ class Inputs:
 
 
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
+    from mentor.placement import neutralised, response_prefix_ids, special_token_texts
     from mentor.tasks import get_task
-    from mentor.trl.batch import neutralised, response_prefix_ids, special_token_texts
 
     task, rendered = get_task(group.task), policy.render(group.prompt)
     plain = policy.encode(rendered)

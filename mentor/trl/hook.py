@@ -6,7 +6,8 @@ It wraps three methods of one trainer instance through mentor/trl/adapter.py (no
 - `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
   prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
 - `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
-The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL.
+The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL; what a hint may hold and
+where its ids start, shared with `mentor eval`, in mentor/placement.py.
 
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
@@ -23,12 +24,13 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.placement import prompt_text
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
 from mentor.trl.adapter import TrainerAdapter
-from mentor.trl.batch import BatchRules, Generation, problem_id, prompt_text
+from mentor.trl.batch import BatchRules, Generation, problem_id
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
