@@ -127,6 +127,13 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
     assert [r["hint"] for r in records["llm"]] == [r["hint"] for r in records["rules"]]
     assert [r["problem_id"] for r in records["llm"]] == [json.loads(x)["problem_id"]
                                                           for x in failures.read_text().splitlines()]
+    # Each line carries its group and the text the lab policy was sent (its template renders a user turn bare).
+    from mentor.tasks import get_task
+    sent = [r["hinted_prompt"] for r in records["rules"]]
+    assert sent == [get_task("arithmetic").hinted_prompt(r["prompt"], r["hint"]) if r["hint"] else None
+                    for r in records["rules"]] and any(sent)
+    assert [r["reference"] for r in records["rules"]] == [json.loads(x)["reference"]
+                                                          for x in failures.read_text().splitlines()]
     assert main(["traces", "view", str(kept / "llm.jsonl")]) == 0
     assert records["llm"][0]["fallbacks"][0][:30] in (kept / "llm.html").read_text()  # on the viewer's page
     assert rows["rules"]["llm_fallbacks"] == rows["none"]["llm_fallbacks"] == 0

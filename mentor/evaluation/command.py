@@ -49,8 +49,8 @@ def cmd_eval(args) -> int:
         check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
     policy = load_policy(args.policy)
 
-    def keep(name: str, interventions: list[Intervention]) -> None:
-        write_interventions(kept / f"{name}.jsonl", groups, interventions)
+    def keep(name: str, interventions: list[Intervention], hinted_prompts: list[str | None]) -> None:
+        write_interventions(kept / f"{name}.jsonl", groups, interventions, hinted_prompts)
 
     finished: dict[str, Any] = {}
 

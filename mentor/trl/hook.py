@@ -29,6 +29,7 @@ from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
+from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import BatchRules, Generation, problem_id
 from mentor.trl.distributed import gather, rank_and_world, split_map
@@ -107,7 +108,7 @@ class GenerationHook:
         if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
             prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
         stats = Counter()
-        records: list[dict[str, Any]] = []
+        records: list[TraceRecord] = []
         history = {g: [] for g in targets}  # hints given to each group in this step
         spliced: dict[int, tuple[Generation, torch.Tensor, str]] = {}  # each group's last splice: what trains
         totals = self.rules.row_rewards(rewards)
@@ -135,8 +136,8 @@ class GenerationHook:
                                    else ({}, 0.0))
             regen_s += seconds
             targets = []
-            for g, iv in zip(kept, interventions):
-                record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
+            for g, group, iv in zip(kept, groups, interventions):
+                record = self.record(step, g, round_, group, prompts[g * G], attempts[g], iv, reattempts.get(g))
                 records.append(record)
                 count_intervention(stats, iv, record["recovered"])
                 if iv.hint:
@@ -274,17 +275,18 @@ class GenerationHook:
         scores = batch_scores[0]
         return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
 
-    def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
-               iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
-        """The trace record of one intervention."""
-        record = {**iv.to_dict(), "step": step, "group": g, "round": round_, "prompt": prompt_text(row["prompt"]),
-                  "attempts": [{"completion": c, "reward": r} for c, r in attempts], "reattempt": [],
-                  "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement,
-                  "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
+    def record(self, step: int, g: int, round_: int, group: FailedGroup, prompt: Any,
+               attempts: list[tuple[str, float]], iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None
+               ) -> TraceRecord:
+        """The trace record of one intervention on `group`, whose rows' prompt is `prompt`."""
+        hinted = self.rules.rendered(self.rules.hinted_prompt(prompt, iv.hint)) if iv.hint else None
+        training = {"step": step, "group": g, "round": round_, "reattempt": [], "recovered": False,
+                    "strategy": self.config.strategy, "placement": self.config.hint_placement,
+                    "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
             totals = self.rules.row_rewards(scores)
-            record["reattempt"] = [{"completion": completion_text(c), "reward": r}
-                                   for c, r in zip(gen.completions, totals)]
-            record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
-        return record
+            training["reattempt"] = [{"completion": completion_text(c), "reward": r}
+                                     for c, r in zip(gen.completions, totals)]
+            training["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
+        return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)
