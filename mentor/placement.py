@@ -13,7 +13,11 @@ from mentor.tasks.base import Task, completion_text
 
 def prompt_text(prompt: Any) -> str:
     """The problem text of a plain or conversational prompt: its last user turn, else (system and assistant turns
-    only) every turn's text, one per line."""
+    only) every turn's text, one per line.
+
+    >>> prompt_text([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Q: 2+2=? A:"}])
+    'Q: 2+2=? A:'
+    """
     if isinstance(prompt, str):
         return prompt
     return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"),
@@ -30,7 +34,13 @@ def special_token_texts(tokenizer) -> list[str]:
 def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
     """`text` with every occurrence of a tokenizer's special token (`<|im_end|>`, `</s>`...) broken by a space after
     its first character, so that tokenizing the text gives ordinary tokens and the hint cannot forge a chat turn;
-    and how many it broke. One pass of one alternation: linear in the text's length (the longest token first)."""
+    and how many it broke. One pass of one alternation: linear in the text's length (the longest token first).
+
+    >>> neutralised("2 + 2 is 4<|im_end|><|im_start|>user", ["<|im_end|>", "<|im_start|>"])
+    ('2 + 2 is 4< |im_end|>< |im_start|>user', 2)
+    >>> neutralised("no special token here", ["<|im_end|>"])
+    ('no special token here', 0)
+    """
     tokens = sorted({t for t in special_tokens if isinstance(t, str) and len(t) > 1}, key=len, reverse=True)
     if not tokens or not any(t in text for t in tokens):
         return text, 0
@@ -46,7 +56,12 @@ def response_prefix_ids(task: Task, encode: Callable[[str], list[int]], original
     """Token ids of a response prefix (`hint_placement: prefix`): what the hinted prompt's ids add to the original
     prompt's; where tokenizing the two texts apart changed the ids at the seam, the prefix
     (`task.response_prefix(hint)`) tokenized by itself. The in-step hook and `mentor eval` both use it, so both
-    train or score the same ids."""
+    train or score the same ids.
+
+    >>> from mentor.tasks import get_task
+    >>> response_prefix_ids(get_task("arithmetic"), list, [1, 2], [1, 2, 7, 8], "hint")  # the hinted ids' tail
+    [7, 8]
+    """
     if list(hinted[:len(original)]) == list(original):
         return list(hinted[len(original):])
     return list(encode(task.response_prefix(hint)))

@@ -136,7 +136,12 @@ def node_view(node_input: Any) -> dict[str, Any]:
 
 def encoded(view: dict[str, Any], outputs: list[dict[str, Any]], output: dict[str, Any]) -> dict[str, Any]:
     """The `input`, `inherited` and `output` fields of a node record: the node saw `view` (node_view) after the
-    earlier nodes returned `outputs`, and returned `output`."""
+    earlier nodes returned `outputs`, and returned `output`.
+
+    >>> classifier = {"classes": ["carry"]}
+    >>> encoded({"tier": 1, "classes": ["carry"]}, [classifier], {"draft": "add the tens"})
+    {'input': {'tier': 1}, 'inherited': {'classes': [0]}, 'output': {'draft': 'add the tens'}}
+    """
     own, inherited = own_input(view, outputs)
     return {"input": own, "inherited": inherited, "output": refer(node_output(output), view)}
 
@@ -159,7 +164,12 @@ def own_input(view: dict[str, Any], outputs: list[dict[str, Any]]) -> tuple[dict
 
 def refer(value: Any, view: dict[str, Any]) -> Any:
     """The output with each long string that repeats one of the node's input values (the checker's accepted
-    `hint` and rejected `leaked_drafts[i].draft` are its input `draft`) as `{"$input": key}`."""
+    `hint` and rejected `leaked_drafts[i].draft` are its input `draft`) as `{"$input": key}`.
+
+    >>> draft = "x" * LONG_TEXT
+    >>> refer({"hint": draft, "withheld": False}, {"draft": draft})
+    {'hint': {'$input': 'draft'}, 'withheld': False}
+    """
     texts = {v: k for k, v in view.items() if isinstance(v, str) and len(v) >= LONG_TEXT}
 
     def walk(v: Any) -> Any:
@@ -187,7 +197,13 @@ def node_output(output: dict[str, Any]) -> dict[str, Any]:
 
 
 def node_io(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each node record with its whole `input` and `output`, as the node saw and returned them."""
+    """Each node record with its whole `input` and `output`, as the node saw and returned them.
+
+    >>> nodes = [{"input": {"tier": 1}, "output": {"draft": "d"}},
+    ...          {"input": {}, "inherited": {"draft": [0]}, "output": {"hint": {"$input": "draft"}}}]
+    >>> [(n["input"], n["output"]) for n in node_io(nodes)][1]
+    ({'draft': 'd'}, {'hint': 'd'})
+    """
     def deref(value: Any, inputs: dict[str, Any]) -> Any:
         if isinstance(value, dict):
             if list(value) == ["$input"]:

@@ -94,7 +94,18 @@ class BatchRules:
         return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
 
     def picks(self, totals: list[float]) -> list[int]:
-        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot."""
+        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot.
+
+        >>> from mentor.tasks import get_task
+        >>> def rules(**config):
+        ...     return BatchRules(MentorConfig(**config), get_task("arithmetic"), 4, torch.ones(1), str, list)
+        >>> rules(strategy="replace_group").picks([0.0, 1.0, 0.0, 1.0])
+        [0, 1, 2, 3]
+        >>> rules(strategy="replace_k", k=1).picks([0.0, 1.0, 0.0, 1.0])  # the first success only
+        [1]
+        >>> rules(strategy="mixed", mixed_share=0.5).picks([0.0, 1.0, 0.0, 1.0])  # the first half, as sampled
+        [0, 1]
+        """
         G = self.num_generations
         if self.config.strategy == "replace_group":
             return list(range(G))
