@@ -89,7 +89,7 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     callback."""
     config = mentor.config
     task = checked_task(trainer, config)
-    callback = MentorCallback(mentor)
+    callback = MentorCallback(config, mentor.runtime.versions)
     trainer.add_callback(callback)
     GenerationHook(trainer, config, mentor.runtime, task, callback)
     off_policy = ""
