@@ -26,7 +26,7 @@ def torch_threads(n: int | None):
         torch.set_num_threads(old)
 
 
-def load_policy(path: str | os.PathLike):
+def load_checkpoint(path: str | os.PathLike):
     """`(model, tokenizer)` from a checkpoint directory, in eval mode."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

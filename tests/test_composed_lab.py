@@ -137,11 +137,11 @@ def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_re
     """Seed 0's policy (committed): the easy level done with its own facts, most hard groups collapsed, and each fixed
     one-step hint rescuing more groups than a fresh draw (docs/lab.md's headroom table, at 100 problems)."""
     from mentor.lab.composed_eval import failure_rows, rescue_table
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
 
     path = lab.pretrained_policy(seed=0)
     assert path == str(lab.COMMITTED_POLICY)
-    model, tok = load_policy(path)
+    model, tok = load_checkpoint(path)
     easy = lab.generate_problems("easy", 100, seed=1, split="all")
     outs = lab.completions(model, tok, easy)
     table = lab.gaps(0)

@@ -30,9 +30,9 @@ def __getattr__(name):
     if name == "pretrained_policy":
         from mentor.lab.pretrain import pretrained_policy
         return pretrained_policy
-    if name == "load_policy":
-        from mentor.policy import load_policy
-        return load_policy
+    if name == "load_policy":  # the lab's name for it (docs/lab.md): a checkpoint's (model, tokenizer)
+        from mentor.policy import load_checkpoint
+        return load_checkpoint
     if name in ("evaluate", "sample_rewards", "completions", "first_digits"):
         from mentor.lab import sampling
         return getattr(sampling, name)
