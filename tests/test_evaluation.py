@@ -224,7 +224,7 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
 
 
 def test_a_save_pretrained_directory_is_a_policy_and_a_folder_without_a_model_is_refused(failures, tmp_path, capsys):
-    from mentor.lab.pretrain import COMMITTED_POLICY
+    from mentor.lab import COMMITTED_POLICY
 
     reports = []
     for policy in ("lab", COMMITTED_POLICY):

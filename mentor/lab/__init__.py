@@ -14,9 +14,15 @@
 `python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
 """
 
+from pathlib import Path
+
 from mentor.lab.data import generate_problems, make_dataset
 
-__all__ = ["generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
+# The lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
+# `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` and `mentor failures --source lab` load it.
+COMMITTED_POLICY = Path(__file__).resolve().parent / "policy"
+
+__all__ = ["COMMITTED_POLICY", "generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
            "evaluate", "sample_rewards", "completions", "first_digits"]
 
 

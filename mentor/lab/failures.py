@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mentor.lab import data
+from mentor.lab import COMMITTED_POLICY, data
 from mentor.lab.sampling import completions
-from mentor.policy import COMMITTED_POLICY, load_checkpoint, torch_threads
+from mentor.policy import load_checkpoint, torch_threads
 from mentor.tasks import arithmetic
 
 
