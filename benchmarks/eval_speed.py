@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from mentor.cli import main as cli
-from mentor.lab.failures import failure_rows
+from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
 from mentor.policy import load_checkpoint, torch_threads
 
@@ -23,7 +23,7 @@ CONFIGS = Path(__file__).resolve().parent / "eval_configs"
 
 
 def run(threads: int) -> dict:
-    rows = failure_rows(n=40, seed=0)[:30]  # 40 problems give at least 30 collapsed groups (99.8% collapse)
+    rows = lab_failure_rows(n=40, seed=0)[:30]  # 40 problems give at least 30 collapsed groups (99.8% collapse)
     assert len(rows) == 30
     with tempfile.TemporaryDirectory() as tmp:
         failures = Path(tmp) / "f.jsonl"

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mentor.failures import check_output, read_failures
+from mentor.command_files import check_output, read_failures
 from mentor.summary import summarise
 from mentor.types import InputError, Intervention
 

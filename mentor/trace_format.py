@@ -5,7 +5,7 @@ A trace record is one intervention: the failed group as the mentor got it (probl
 hints), what the mentor did (an Intervention's fields), and, in training, the exact prompt the policy was sent with
 the hint placed, its re-attempts and whether they earned reward. The in-step hook writes it into the trace store,
 `mentor diagnose -o` and `mentor eval --interventions` as JSONL lines (mentor/traces/jsonl.py); the trace store,
-`mentor diagnose`'s reader of a run (mentor/failures.py) and the viewer read it. Records of earlier versions lack
+`mentor diagnose`'s reader of a run (mentor/command_files.py) and the viewer read it. Records of earlier versions lack
 fields this one writes; `decoded_record` gives them the current shape, and the viewer's script (viewer.js,
 `traceRecord`) does the same, both checked on tests/data/trace_records.json.
 

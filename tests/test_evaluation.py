@@ -8,7 +8,7 @@ import pytest
 
 from mentor.cli import main
 from mentor.lab import data as labdata
-from mentor.lab.failures import failure_rows
+from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
 from mentor.policy import torch_threads
 from mentor.tasks import arithmetic
@@ -23,7 +23,7 @@ ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld",
 def failures(tmp_path_factory) -> Path:
     """The lab policy's own collapsed groups on 12 held-out hard problems (each with hint1..hint3)."""
     path = tmp_path_factory.mktemp("eval") / "failures.jsonl"
-    rows = failure_rows(n=12, seed=0)
+    rows = lab_failure_rows(n=12, seed=0)
     assert rows and all(not any(a["reward"] for a in r["attempts"]) for r in rows)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -162,7 +162,7 @@ def test_a_failure_without_its_reference_is_skipped_and_counted(failures, tmp_pa
 def test_a_run_trace_store_is_read_as_its_collapsed_groups(failures, tmp_path):
     """A record with a classifier's output (the mentor graph) gives its group; one without (the static library graph
     writes no reference back) is skipped and counted."""
-    from mentor.failures import checked_group
+    from mentor.command_files import checked_group
     from mentor.runtime import MentorRuntime
     from mentor.traces import TraceStore
 

@@ -107,7 +107,7 @@ def test_the_viewer_script_decodes_records_as_decoded_record_does():
 
 
 def test_a_store_an_earlier_version_wrote_is_still_read_as_failed_groups(tmp_path):
-    from mentor.failures import read_failures
+    from mentor.command_files import read_failures
     from mentor.traces import TraceStore
 
     store = TraceStore(tmp_path)  # the records as the earlier version stored them, unchanged
@@ -126,7 +126,7 @@ def test_a_store_an_earlier_version_wrote_is_still_read_as_failed_groups(tmp_pat
 def test_a_mentor_diagnose_file_is_read_back_as_failed_groups(tmp_path):
     """The writer's line carries the group, so `mentor diagnose`'s output is again an input: same groups."""
     from failed_groups import ARITHMETIC
-    from mentor.failures import read_failures
+    from mentor.command_files import read_failures
     from mentor.traces.jsonl import write_interventions
     from mentor.types import FailedGroup, Intervention
 

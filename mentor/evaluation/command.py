@@ -20,7 +20,7 @@ from mentor.types import InputError, Intervention
 def cmd_eval(args) -> int:
     """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
     (mentor/output.py), so Ctrl-C keeps the rows that finished."""
-    from mentor.failures import check_output, read_failures
+    from mentor.command_files import check_output, read_failures
     from mentor.policy import torch_threads
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import write_interventions

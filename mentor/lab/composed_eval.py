@@ -38,7 +38,7 @@ def reference_of(row: dict[str, Any]) -> dict[str, Any]:
             **{f"hint_step{k}": step_hint(steps, k) for k in LIBRARY_RULES.values()}}
 
 
-def failure_rows(policy_dir: str, problems: list[dict[str, Any]], samples: int = 8, seed: int = 0,
+def composed_failure_rows(policy_dir: str, problems: list[dict[str, Any]], samples: int = 8, seed: int = 0,
                  keep_all: bool = False) -> list[dict[str, Any]]:
     """The collapsed groups (every one with `keep_all`) of `samples` attempts at T=1, as `mentor diagnose` rows."""
     from mentor.policy import load_checkpoint
@@ -126,7 +126,7 @@ def main(argv=None) -> None:
         for seed in seeds:
             hparams = {"steps": args.pretrain_steps} if args.pretrain_steps else {}
             policy = lab.pretrained_policy(seed=seed, num_threads=args.threads, **hparams)
-            rows = failure_rows(policy, problems, seed=0)
+            rows = composed_failure_rows(policy, problems, seed=0)
             if args.output:
                 Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
             reports = {s: rescue_table(policy, rows, s) for s in sample_seeds}

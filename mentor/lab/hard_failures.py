@@ -18,7 +18,7 @@ from mentor.policy import load_checkpoint, torch_threads
 from mentor.tasks import arithmetic
 
 
-def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
+def lab_failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
                  temperature: float = 1.0, keep_all: bool = False, num_threads: int = 1) -> list[dict]:
     model, tok = load_checkpoint(policy)
     problems = data.generate_problems("hard", n, seed=seed, split="heldout")
