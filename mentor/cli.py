@@ -45,7 +45,7 @@ def cmd_diagnose(args) -> int:
     Ctrl-C keeps what finished and an existing `-o` is never half-replaced."""
     from tqdm import tqdm
 
-    from mentor.mentor import Mentor
+    from mentor.api import Mentor
     from mentor.output import ResultLines
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import intervention_line

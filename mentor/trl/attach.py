@@ -16,7 +16,7 @@ from mentor.trl.hook import GenerationHook
 from mentor.types import InputError
 
 if TYPE_CHECKING:
-    from mentor.mentor import Mentor
+    from mentor.api import Mentor
 
 
 def infer_task(columns: list[str] | None) -> str:
