@@ -15,15 +15,15 @@ import time
 from pathlib import Path
 
 from mentor.cli import main as cli
-from mentor.lab.failures import failure_rows
+from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
-from mentor.policy import load_policy, torch_threads
+from mentor.policy import load_checkpoint, torch_threads
 
 CONFIGS = Path(__file__).resolve().parent / "eval_configs"
 
 
 def run(threads: int) -> dict:
-    rows = failure_rows(n=40, seed=0)[:30]  # 40 problems give at least 30 collapsed groups (99.8% collapse)
+    rows = lab_failure_rows(n=40, seed=0)[:30]  # 40 problems give at least 30 collapsed groups (99.8% collapse)
     assert len(rows) == 30
     with tempfile.TemporaryDirectory() as tmp:
         failures = Path(tmp) / "f.jsonl"
@@ -37,7 +37,7 @@ def run(threads: int) -> dict:
         eval_s = time.perf_counter() - t0
         report = json.loads(Path(f"{tmp}/r.json").read_text())
     t0 = time.perf_counter()
-    model, tok = load_policy(str(CONFIGS.parent.parent / "mentor" / "lab" / "policy"))
+    model, tok = load_checkpoint(str(CONFIGS.parent.parent / "mentor" / "lab" / "policy"))
     problems = [{"prompt": r["prompt"], "answer": r["reference"]["answer"]} for r in rows]
     with torch_threads(threads):
         for seed in range(4):

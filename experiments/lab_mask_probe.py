@@ -24,9 +24,9 @@ import time
 import torch
 
 from mask_rows import MaskRows, mask_hint
+from mentor.lab import COMMITTED_POLICY, pretrain, sampling
 from mentor.lab import data as labdata
-from mentor.lab import pretrain, sampling
-from mentor.policy import COMMITTED_POLICY, load_policy
+from mentor.policy import load_checkpoint
 from mentor.tasks import arithmetic
 
 COLUMNS = ("thousands", "hundreds", "tens")
@@ -41,7 +41,7 @@ def heldout() -> list[dict]:
 
 
 def load(policy: str):
-    return load_policy(COMMITTED_POLICY if policy == "committed" else policy)
+    return load_checkpoint(COMMITTED_POLICY if policy == "committed" else policy)
 
 
 def train(args) -> dict:

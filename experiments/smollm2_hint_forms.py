@@ -13,8 +13,8 @@ import argparse
 import re
 from pathlib import Path
 
+from mentor.command_files import read_failures
 from mentor.evaluation import group_inputs, load_configs, load_policy, sample, with_columns
-from mentor.failures import read_failures
 from mentor.policy import torch_threads
 from mentor.tasks import get_task
 

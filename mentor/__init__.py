@@ -15,7 +15,7 @@ __all__ = ["Attempt", "Diagnosis", "FailedGroup", "InputError", "Intervention", 
            "MentorCallback", "MentorConfig"]
 
 # Loaded when first asked for: Mentor brings LangGraph, MentorCallback transformers (the TRL side).
-_LAZY = {"Mentor": "mentor.mentor", "MentorCallback": "mentor.trl.callback", "MentorConfig": "mentor.config"}
+_LAZY = {"Mentor": "mentor.api", "MentorCallback": "mentor.trl.callback", "MentorConfig": "mentor.config"}
 
 
 def __getattr__(name):

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mentor.failures import check_output, read_failures
+from mentor.command_files import check_output, read_failures
 from mentor.summary import summarise
 from mentor.types import InputError, Intervention
 
@@ -45,7 +45,7 @@ def cmd_diagnose(args) -> int:
     Ctrl-C keeps what finished and an existing `-o` is never half-replaced."""
     from tqdm import tqdm
 
-    from mentor.mentor import Mentor
+    from mentor.api import Mentor
     from mentor.output import ResultLines
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe

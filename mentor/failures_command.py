@@ -1,7 +1,7 @@
 """`mentor failures --source SOURCE -o FILE`: write a `mentor diagnose` / `mentor eval` failures file.
 
 Sources:
-  lab     the lab policy's own failures on the hard level (mentor/lab/failures.py): --n held-out hard problems
+  lab     the lab policy's own failures on the hard level (mentor/lab/hard_failures.py): --n held-out hard problems
           (seed --seed), 8 samples each at T=1; each reference holds hint1..hint3, three static hint libraries.
   policy  a chat policy's own failures on an easy arithmetic family (mentor/data/policy_failures.py), sampled as
           `mentor eval` samples; each reference holds the knowledge, plan and partial tiers that pass the leak check.
@@ -56,24 +56,24 @@ def source_options(args: argparse.Namespace) -> dict:
 
 
 def lab_rows(o: dict) -> tuple[list[dict], str]:
-    from mentor.lab.failures import failure_rows
-    from mentor.policy import COMMITTED_POLICY
+    from mentor.lab import COMMITTED_POLICY
+    from mentor.lab.hard_failures import lab_failure_rows
 
     policy = Path(o["policy"] or COMMITTED_POLICY)
     if not (policy / "config.json").is_file():  # before transformers reads it as a hub id
         raise InputError(f"--policy {policy}: not a lab policy directory (no config.json in it); give a directory the "
                          f"lab saved, or leave --policy out for the committed one")
-    rows = failure_rows(policy, o["n"], o["seed"], keep_all=o["all"], num_threads=o["threads"])
+    rows = lab_failure_rows(policy, o["n"], o["seed"], keep_all=o["all"], num_threads=o["threads"])
     return rows, f"wrote {len(rows)} groups of {o['n']} problems to {{out}}"
 
 
 def policy_rows(o: dict) -> tuple[list[dict], str]:
     from mentor.data.easy_arithmetic import make_rows
-    from mentor.data.policy_failures import TIERS, failure_rows
+    from mentor.data.policy_failures import TIERS, policy_failure_rows
     from mentor.policy import torch_threads
 
     with torch_threads(o["threads"]):
-        rows, counts = failure_rows(o["policy"], make_rows(o["family"], o["n"], o["seed"]), o["samples"],
+        rows, counts = policy_failure_rows(o["policy"], make_rows(o["family"], o["n"], o["seed"]), o["samples"],
                                     o["temperature"], o["max_new_tokens"], o["seed"], o["all"])
     left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
     return rows, (f"{o['family']}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote "
@@ -94,7 +94,7 @@ SOURCES = {"lab": lab_rows, "policy": policy_rows, "champ": champ_rows}
 
 
 def cmd_failures(args) -> int:
-    from mentor.failures import check_output
+    from mentor.command_files import check_output
     from mentor.output import write_atomically
 
     options = source_options(args)

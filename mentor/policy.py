@@ -6,11 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from pathlib import Path
-
-# The lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
-# `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` loads it.
-COMMITTED_POLICY = Path(__file__).resolve().parent / "lab" / "policy"
 
 
 @contextlib.contextmanager
@@ -26,7 +21,7 @@ def torch_threads(n: int | None):
         torch.set_num_threads(old)
 
 
-def load_policy(path: str | os.PathLike):
+def load_checkpoint(path: str | os.PathLike):
     """`(model, tokenizer)` from a checkpoint directory, in eval mode."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from mentor.config import MentorConfig
+from mentor.placement import neutralised, prompt_text
 from mentor.tasks import get_task
-from mentor.trl.batch import BatchRules, Generation, neutralised, problem_id, prompt_text
+from mentor.trl.batch import BatchRules, Generation, problem_id
 
 G = 4
 

@@ -136,19 +136,19 @@ def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_res
 def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_rescues():
     """Seed 0's policy (committed): the easy level done with its own facts, most hard groups collapsed, and each fixed
     one-step hint rescuing more groups than a fresh draw (docs/lab.md's headroom table, at 100 problems)."""
-    from mentor.lab.composed_eval import failure_rows, rescue_table
-    from mentor.policy import load_policy
+    from mentor.lab.composed_eval import composed_failure_rows, rescue_table
+    from mentor.policy import load_checkpoint
 
     path = lab.pretrained_policy(seed=0)
     assert path == str(lab.COMMITTED_POLICY)
-    model, tok = load_policy(path)
+    model, tok = load_checkpoint(path)
     easy = lab.generate_problems("easy", 100, seed=1, split="all")
     outs = lab.completions(model, tok, easy)
     table = lab.gaps(0)
     own = [extract_steps(o[0]) == steps_of(r["digits"], list(r["ops"]), table) for o, r in zip(outs, easy)]
     assert sum(own) >= 95  # the easy level, as pre-trained: its gaps' wrong values included
     problems = lab.generate_problems("hard", 100, seed=0, split="heldout")
-    rows = failure_rows(path, problems)
+    rows = composed_failure_rows(path, problems)
     assert len(rows) >= 50  # collapsed: no attempt of 8 at T=1 right (72% at 300 problems)
     assert lab.accuracy(model, tok, problems) <= 0.3
     report = rescue_table(path, rows, sample_seed=0)

@@ -19,6 +19,7 @@ import pytest
 from mentor.traces import TraceStore
 from mentor.trl.distributed import share
 from mentor.trl.hook import GenerationHook
+from mentor.trl.ledger import HintLedger
 from tiny_grpo import G, make_trainer
 
 ROWS = 12
@@ -103,12 +104,12 @@ def test_share_gives_every_rank_as_many_whole_items():
 
 def test_a_step_gathers_only_the_collapsed_groups_and_the_pending_hints_it_used():
     hook = object.__new__(GenerationHook)  # gather_needed reads only the group size and the pending hints
-    hook.adapter, hook.callback = SimpleNamespace(num_generations=2), SimpleNamespace(pending={"p1": "h1", "p9": "h9"})
+    hook.adapter, hook.ledger = SimpleNamespace(num_generations=2), HintLedger(pending={"p1": "h1", "p9": "h9"})
     rows = [{"problem_id": pid} for pid in ("p0", "p0", "p1", "p1", "p2", "p2")]
     prompts, completions = [f"q{i}" for i in range(6)], [f"c{i}" for i in range(6)]
     needed = hook.gather_needed([2], 0, prompts, rows, completions)
     assert needed == ({4: "q4", 5: "q5"}, {4: rows[4], 5: rows[5]}, {4: "c4", 5: "c5"})
-    assert hook.callback.pending == {"p9": "h9"}  # p1's hint was used by this batch, p9's still waits
+    assert hook.ledger.pending == {"p9": "h9"}  # p1's hint was used by this batch, p9's still waits
 
 
 @pytest.mark.slow  # torchrun

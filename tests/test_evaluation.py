@@ -8,7 +8,7 @@ import pytest
 
 from mentor.cli import main
 from mentor.lab import data as labdata
-from mentor.lab.failures import failure_rows
+from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
 from mentor.policy import torch_threads
 from mentor.tasks import arithmetic
@@ -23,7 +23,7 @@ ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld",
 def failures(tmp_path_factory) -> Path:
     """The lab policy's own collapsed groups on 12 held-out hard problems (each with hint1..hint3)."""
     path = tmp_path_factory.mktemp("eval") / "failures.jsonl"
-    rows = failure_rows(n=12, seed=0)
+    rows = lab_failure_rows(n=12, seed=0)
     assert rows and all(not any(a["reward"] for a in r["attempts"]) for r in rows)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -127,6 +127,13 @@ def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(f
     assert [r["hint"] for r in records["llm"]] == [r["hint"] for r in records["rules"]]
     assert [r["problem_id"] for r in records["llm"]] == [json.loads(x)["problem_id"]
                                                           for x in failures.read_text().splitlines()]
+    # Each line carries its group and the text the lab policy was sent (its template renders a user turn bare).
+    from mentor.tasks import get_task
+    sent = [r["hinted_prompt"] for r in records["rules"]]
+    assert sent == [get_task("arithmetic").hinted_prompt(r["prompt"], r["hint"]) if r["hint"] else None
+                    for r in records["rules"]] and any(sent)
+    assert [r["reference"] for r in records["rules"]] == [json.loads(x)["reference"]
+                                                          for x in failures.read_text().splitlines()]
     assert main(["traces", "view", str(kept / "llm.jsonl")]) == 0
     assert records["llm"][0]["fallbacks"][0][:30] in (kept / "llm.html").read_text()  # on the viewer's page
     assert rows["rules"]["llm_fallbacks"] == rows["none"]["llm_fallbacks"] == 0
@@ -155,7 +162,7 @@ def test_a_failure_without_its_reference_is_skipped_and_counted(failures, tmp_pa
 def test_a_run_trace_store_is_read_as_its_collapsed_groups(failures, tmp_path):
     """A record with a classifier's output (the mentor graph) gives its group; one without (the static library graph
     writes no reference back) is skipped and counted."""
-    from mentor.failures import checked_group
+    from mentor.command_files import checked_group
     from mentor.runtime import MentorRuntime
     from mentor.traces import TraceStore
 
@@ -217,7 +224,7 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
 
 
 def test_a_save_pretrained_directory_is_a_policy_and_a_folder_without_a_model_is_refused(failures, tmp_path, capsys):
-    from mentor.lab.pretrain import COMMITTED_POLICY
+    from mentor.lab import COMMITTED_POLICY
 
     reports = []
     for policy in ("lab", COMMITTED_POLICY):

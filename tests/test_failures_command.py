@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mentor.cli import main
+from mentor.command_files import read_failures
 from mentor.evaluation.annotations import read_annotations
-from mentor.failures import read_failures
 
 
 @pytest.mark.parametrize("source, options, task", [

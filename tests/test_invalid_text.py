@@ -9,7 +9,7 @@ from failed_groups import group
 from llm_config import config
 from mentor import Mentor
 from mentor.cli import main
-from mentor.lab.failures import failure_rows
+from mentor.lab.hard_failures import lab_failure_rows
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
 from mentor.text import REPLACEMENT
@@ -52,7 +52,7 @@ def test_training_with_an_llm_composer_that_writes_a_lone_surrogate_finishes_and
 def test_mentor_eval_with_an_llm_composer_that_writes_a_lone_surrogate_writes_its_report(tmp_path, openai_server):
     openai_server.behaviour = composer_answers_a_surrogate
     failures, out = tmp_path / "f.jsonl", tmp_path / "r.json"
-    failures.write_text("".join(json.dumps(r) + "\n" for r in failure_rows(n=3, seed=0)))
+    failures.write_text("".join(json.dumps(r) + "\n" for r in lab_failure_rows(n=3, seed=0)))
     cfg = tmp_path / "llm.yaml"
     cfg.write_text(f"nodes: {{hint_composer: llm}}\nllm: {{provider: openai, model: m, base_url: "
                    f"'{openai_server.base_url}', max_retries: 0, parse_retries: 0}}\n")

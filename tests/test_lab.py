@@ -210,10 +210,10 @@ def test_pretrained_policy_is_cached(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def lab_policy():
     from mentor.lab.pretrain import pretrained_policy
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
 
     path = pretrained_policy(LAB_CACHE, seed=0, progress=False)
-    model, tok = load_policy(path)
+    model, tok = load_checkpoint(path)
     return {"path": path, "model": model, "tokenizer": tok}
 
 

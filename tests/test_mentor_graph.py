@@ -334,3 +334,12 @@ def test_arithmetic_leak_check_spots_the_whole_answer_only():
     assert not task.leak_check("04", reference).leaked
     assert not task.leak_check("add 158 and 267", reference).leaked
     assert isinstance(task.leak_check("04", reference), LeakVerdict)
+
+
+def test_max_leak_retries_has_one_default_and_the_run_sizes_its_budget_from_the_context():
+    from mentor.runtime.runner import recursion_limit
+
+    assert MentorContext().max_leak_retries == MentorConfig().max_leak_retries  # declared once, in MentorConfig
+    runtime = MentorRuntime({"max_leak_retries": 5})
+    assert runtime.context.max_leak_retries == 5
+    assert recursion_limit(runtime.graph, runtime.context.max_leak_retries) == 4 * 6 + 4  # 4 nodes, 6 passes each

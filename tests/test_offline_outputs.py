@@ -203,9 +203,9 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_line_and_field(tmp_path
 
 def lab_rows(*ids: str) -> str:
     """The lab policy's own collapsed groups (arithmetic), renamed so that tests/stalling_graph.py stalls them."""
-    from mentor.lab.failures import failure_rows
+    from mentor.lab.hard_failures import lab_failure_rows
 
-    return "".join(json.dumps({**r, "problem_id": pid}) + "\n" for r, pid in zip(failure_rows(n=len(ids), seed=0), ids))
+    return "".join(json.dumps({**r, "problem_id": pid}) + "\n" for r, pid in zip(lab_failure_rows(n=len(ids), seed=0), ids))
 
 
 def test_eval_starts_each_groups_deadline_with_the_group(tmp_path):

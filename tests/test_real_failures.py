@@ -8,7 +8,7 @@ import pytest
 
 from mentor.cli import main
 from mentor.data.easy_arithmetic import CHAT_MATH_COLUMNS, FAMILIES, make_rows, products
-from mentor.data.policy_failures import TIERS, failure_rows, reference_with_tiers
+from mentor.data.policy_failures import TIERS, policy_failure_rows, reference_with_tiers
 from mentor.leakage import check_leak
 from mentor.tasks import get_task
 from mentor.types import FailedGroup
@@ -68,7 +68,7 @@ def test_a_leaking_tier_is_dropped_and_counted(tmp_path):
     assert leaked == ["plan"] and "plan" not in reference and reference["knowledge"] and reference["partial"]
 
     # the lab policy writes digits only, so every group collapses; `--all` is not needed to keep them
-    kept, counts = failure_rows("lab", rows, samples=2, max_new_tokens=6, seed=0)
+    kept, counts = policy_failure_rows("lab", rows, samples=2, max_new_tokens=6, seed=0)
     assert counts["problems"] == 3 and counts["kept"] == counts["collapsed"] == len(kept)
     assert counts["leaked_plan"] == sum(r["problem_id"] == rows[1]["problem_id"] for r in kept)
     for row in kept:

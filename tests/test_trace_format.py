@@ -58,3 +58,81 @@ def test_the_viewer_script_decodes_as_node_io_does():
     decoded = json.loads(done.stdout)
     assert decoded == [case["decoded"] for case in CASES]
     assert decoded == [io_of(node_io(case["records"])) for case in CASES]
+
+
+# --- the trace record: one writer, one decoder in Python and one in the viewer's script -----------------------------
+RECORDS = Path(__file__).parent / "data" / "trace_records.json"
+RECORD_CASES = json.loads(RECORDS.read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", RECORD_CASES, ids=lambda c: c["name"])
+def test_decoded_record_gives_every_record_the_current_shape(case):
+    from mentor.trace_format import TraceRecord, decoded_record
+
+    decoded = decoded_record(case["raw"])
+    assert decoded == case["decoded"]
+    assert {"reference", "previous_hints", "hinted_prompt", "recovered"} <= set(decoded) <= set(
+        TraceRecord.__annotations__)
+    assert {k: decoded[k] for k in case["raw"]} == case["raw"]  # what a record holds is kept as it is
+    assert decoded_record(decoded) == decoded
+
+
+def test_a_record_of_an_earlier_version_gets_its_group_from_the_classifier():
+    old = RECORD_CASES[0]
+    assert "reference" not in old["raw"] and old["raw"]["prompt"] == "Q: 851+368=? A:"
+    assert old["decoded"]["reference"] == {"answer": "1219", "operands": [851, 368]}
+    assert old["decoded"]["hinted_prompt"] is None and old["decoded"]["recovered"] is old["raw"]["recovered"]
+    diagnose_line = RECORD_CASES[2]
+    assert "recovered" not in diagnose_line["raw"] and diagnose_line["decoded"]["recovered"] is None
+
+
+RECORD_SCRIPT = """
+const fs = require('fs');
+const src = fs.readFileSync(process.argv[1], 'utf8');
+const start = src.indexOf('function traceRecord(raw)'), end = src.indexOf('// --- DOM helpers');
+if (start < 0 || end < start) throw new Error('traceRecord not found in viewer.js');
+const traceRecord = new Function(src.slice(start, end) + '; return traceRecord;')();
+const cases = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).cases;
+process.stdout.write(JSON.stringify(cases.map(c => traceRecord(c.raw))));
+"""
+
+
+def test_the_viewer_script_decodes_records_as_decoded_record_does():
+    node = shutil.which("node") or shutil.which("nodejs")
+    assert node, "node is not installed: `make test` installs Debian's nodejs (apt-get install -y nodejs)"
+    done = subprocess.run([node, "-e", RECORD_SCRIPT, str(VIEWER_JS), str(RECORDS)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [case["decoded"] for case in RECORD_CASES]
+
+
+def test_a_store_an_earlier_version_wrote_is_still_read_as_failed_groups(tmp_path):
+    from mentor.command_files import read_failures
+    from mentor.traces import TraceStore
+
+    store = TraceStore(tmp_path)  # the records as the earlier version stored them, unchanged
+    store.append(0, [case["raw"] for case in RECORD_CASES[:2]])
+    store.close()
+    [group], skipped = read_failures(tmp_path)
+    assert (group.prompt, group.reference) == ("Q: 851+368=? A:", {"answer": "1219", "operands": [851, 368]})
+    assert len(group.attempts) == len(RECORD_CASES[0]["raw"]["attempts"])
+    assert len(skipped) == 1 and "no reference" in skipped[0]  # the stub
+    reader = TraceStore(tmp_path, readonly=True)
+    assert [{k: v for k, v in r.items() if k != "id"} for r in reader.interventions()] == [
+        case["decoded"] for case in RECORD_CASES[:2]]
+    reader.close()
+
+
+def test_a_mentor_diagnose_file_is_read_back_as_failed_groups(tmp_path):
+    """The writer's line carries the group, so `mentor diagnose`'s output is again an input: same groups."""
+    from failed_groups import ARITHMETIC
+    from mentor.command_files import read_failures
+    from mentor.traces.jsonl import write_interventions
+    from mentor.types import FailedGroup, Intervention
+
+    group = FailedGroup.from_dict({**ARITHMETIC, "previous_hints": [{"tier": 1, "hint": "carry"}]})
+    write_interventions(tmp_path / "out.jsonl", [group], [Intervention(group.problem_id, group.task, hint="h")],
+                        ["Q: ... Hint: h"])
+    [line] = (tmp_path / "out.jsonl").read_text().splitlines()
+    assert json.loads(line)["hinted_prompt"] == "Q: ... Hint: h" and json.loads(line)["recovered"] is None
+    assert read_failures(tmp_path / "out.jsonl") == ([group], [])

@@ -67,6 +67,11 @@ def test_traces_are_readable_from_the_run_directory(tmp_path):
     assert [n["node"] for n in first["nodes"]] == ["error_classifier", "root_cause_analyst", "hint_composer",
                                                     "leakage_checker"]
     assert first["strip_hint"] is False and first["train_prefix"] is False  # on-policy, and labelled so
+    # The record carries its group (the reference the mentor judged by) and the prompt the policy was sent.
+    row = next(r for r in make_dataset("hard", 16, seed=0) if r["problem_id"] == first["problem_id"])
+    assert first["reference"] == {"answer": row["answer"], "operands": row["operands"]}
+    assert first["hinted_prompt"] == get_task("arithmetic").hinted_prompt(first["prompt"], first["hint"])
+    assert first["previous_hints"] == [] and store.interventions(step_min=1)[0]["hinted_prompt"]
     assert store.interventions(step_min=1) == store.interventions(after_id=2)
     assert store.get(first["id"])["problem_id"] == first["problem_id"]
 
@@ -202,7 +207,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
                                                                                         loss_spy):
     """TRL trains prompts of system and assistant turns only; the mentor hints them too: `prompt` placement in a new
     user turn at the end, `prefix` placement at the start of the assistant turn."""
-    from mentor.trl.batch import prompt_text
+    from mentor.placement import prompt_text
 
     def conversation(row):
         text = {"system": row["prompt"], "assistant": "Let me add the columns."}

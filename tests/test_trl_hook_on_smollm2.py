@@ -149,6 +149,8 @@ def test_default_placement_puts_the_hint_in_the_user_turn_of_the_real_chatml_pro
     text = tokenizer.decode(expected)
     assert text.count("<|im_start|>user") == 1 and text.count("<|im_start|>assistant") == 1
     assert f"\nHint: {record['hint']}\n<|im_end|>\n<|im_start|>assistant\n" in text
+    # The record keeps the prompt as sent: its text is exactly the ids the re-attempts continued.
+    assert tokenizer(text=record["hinted_prompt"])["input_ids"] == expected
     assert [all(c["hints"]) for c in reward.calls] == [False, True]  # first attempts, then the re-attempts
 
 
@@ -179,6 +181,7 @@ def test_prefix_placement_continues_the_assistant_turn_under_the_real_template(s
         assert prompt[:len(plain)] == plain  # the chat prompt's own tokens, then the partial solution
         assert text.endswith("<|im_start|>assistant\n" + record["hint"])
         assert text.count("<|im_start|>assistant") == 1 and text.startswith("<|im_start|>system")
+        assert tokenizer(text=record["hinted_prompt"])["input_ids"] == prompt  # the record's prompt as sent
     reattempts = reward.calls[1]["completions"]  # message lists, as the rest of the batch
     assert all(c[0]["role"] == "assistant" and c[0]["content"].startswith(record["hint"]) for c in reattempts)
 
@@ -207,6 +210,7 @@ def test_next_attempt_mode_samples_a_chat_problem_with_its_hint_the_next_time(sm
     assert len(reward.calls) == 2  # no re-generation inside a step
     assert not any(reward.calls[0]["hints"]) and reward.calls[1]["hints"] == [first["hint"]] * G
     assert all(prompt == chat_ids(tokenizer, hinted_chat(first["hint"])) for prompt, _ in loss_rows(seen))
+    assert tokenizer(text=first["hinted_prompt"])["input_ids"] == chat_ids(tokenizer, hinted_chat(first["hint"]))
     assert second["step"] == 1 and second["attempts"][0]["completion"] == reward.calls[1]["completions"][0][0]["content"]
 
 

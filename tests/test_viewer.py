@@ -13,6 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -518,6 +519,33 @@ def test_opening_an_intervention_shows_attempts_nodes_hint_drafts_and_reattempt(
     browser.js(f"mentorViewer.showDetail({withheld['id']})")
     assert "withheld" in browser.js("document.getElementById('detail-hint').textContent")
     assert browser.js("document.querySelectorAll('#detail .draft').length") == 2
+    assert browser.problems() == []
+
+
+def test_the_detail_shows_the_prompt_as_sent_and_says_so_where_an_old_record_lacks_it(browser, run_page, store, graph,
+                                                                                      tmp_path):
+    from mentor.traces.viewer import build_html
+
+    browser.navigate(run_page)
+    browser.wait_for("window.mentorReady")
+    hinted = store.interventions(withheld=False)[0]
+    browser.js(f"mentorViewer.showDetail({hinted['id']})")
+    sent = browser.js("document.getElementById('detail-sent').textContent")
+    assert sent == hinted["hinted_prompt"] and hinted["prompt"] in sent and hinted["hint"] in sent
+    withheld = store.interventions(withheld=True)[0]
+    browser.js(f"mentorViewer.showDetail({withheld['id']})")
+    assert browser.js("document.getElementById('detail-sent')") is None  # no hint, so nothing was sent with one
+    # A record an earlier version wrote (tests/data/trace_records.json): no prompt as sent, and the page says so.
+    cases = json.loads((Path(__file__).parent / "data" / "trace_records.json").read_text())["cases"]
+    old = {**cases[0]["raw"], "id": 1}
+    page = tmp_path / "old.html"
+    page.write_text(build_html([old], [], graph, source="run"), encoding="utf-8")
+    browser.navigate(page.as_uri())
+    browser.wait_for("window.mentorReady")
+    browser.js("mentorViewer.showDetail(1)")
+    assert "not recorded" in browser.js("document.getElementById('detail-sent').textContent")
+    assert browser.js("mentorViewer.records()[0].reference") == {"answer": "1219", "operands": [851, 368]}
+    assert browser.js("document.querySelector('#detail .badge.ok').textContent") == "recovered"
     assert browser.problems() == []
 
 

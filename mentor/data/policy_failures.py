@@ -43,7 +43,7 @@ def reference_with_tiers(row: dict, problem: str) -> tuple[dict, list[str]]:
     return {**reference, **{k: v for k, v in drafts.items() if k not in leaked}}, leaked
 
 
-def failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperature: float = 1.0,
+def policy_failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperature: float = 1.0,
                  max_new_tokens: int = 48, seed: int = 0, keep_all: bool = False) -> tuple[list[dict], Counter]:
     """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
     `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""

@@ -15,7 +15,7 @@ class _BadAnnotation(Exception):
 def read_annotations(path: str | Path) -> list[list[int | None]] | None:
     """Per group of `read_failures(path)` (same order, the same lines skipped), each attempt's
     `annotated_first_wrong_step` or None; None when no attempt has one (a trace store never has)."""
-    from mentor.failures import checked_group, is_trace_store
+    from mentor.command_files import checked_group, is_trace_store
     from mentor.traces.jsonl import parse_lines
 
     path = Path(path)

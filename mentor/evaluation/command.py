@@ -20,7 +20,7 @@ from mentor.types import InputError, Intervention
 def cmd_eval(args) -> int:
     """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
     (mentor/output.py), so Ctrl-C keeps the rows that finished."""
-    from mentor.failures import check_output, read_failures
+    from mentor.command_files import check_output, read_failures
     from mentor.policy import torch_threads
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
@@ -55,10 +55,10 @@ def cmd_eval(args) -> int:
 
     ran: dict[str, list[Intervention]] = {}
 
-    def keep(name: str, interventions: list[Intervention]) -> None:
+    def keep(name: str, interventions: list[Intervention], hinted_prompts: list[str | None]) -> None:
         ran[name] = interventions  # for the node errors, told after the table
         if kept:
-            write_interventions(kept / f"{name}.jsonl", groups, interventions)
+            write_interventions(kept / f"{name}.jsonl", groups, interventions, hinted_prompts)
 
     finished: dict[str, Any] = {}
 

@@ -36,9 +36,9 @@ class Policy:
 
 def load_policy(name: str) -> Policy:
     """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
+    from mentor.lab import COMMITTED_POLICY  # `lab` names it
     from mentor.models import resolve
-    from mentor.policy import COMMITTED_POLICY
-    from mentor.policy import load_policy as load_checkpoint
+    from mentor.policy import load_checkpoint
 
     path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)
     if Path(path).exists() and not (Path(path) / "config.json").is_file():

@@ -65,14 +65,15 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
 def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any], samples: int = 8,
              temperature: float = 1.0, max_new_tokens: int | None = None, seed: int = 0,
              annotated: list[list[int | None]] | None = None,
-             on_interventions: Callable[[str, list[Intervention]], None] | None = None,
+             on_interventions: Callable[[str, list[Intervention], list[str | None]], None] | None = None,
              on_row: Callable[[str, dict[str, Any]], None] | None = None, lookahead_steps: int = 0,
              lookahead_lr: float | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
     first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
-    interventions)` is called once a row's graph has run, before its sampling; `on_row(name, figures)` once a row is
-    done. `lookahead_steps` K > 0 adds each row's `lookahead` (mentor/evaluation/lookahead.py) at learning rate
+    interventions, hinted_prompts)` is called once a row's graph has run, before its sampling, with the text the
+    policy is sent for each group (None without a hint); `on_row(name, figures)` once a row is done.
+    `lookahead_steps` K > 0 adds each row's `lookahead` (mentor/evaluation/lookahead.py) at learning rate
     `lookahead_lr`, after every row has sampled (its targets come from all of them)."""
     from tqdm.auto import tqdm
 
@@ -93,12 +94,12 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             with tqdm(total=len(groups), desc=f"mentoring {name}", unit="group", leave=False) as bar:
                 interventions = runtime.run([with_columns(g, runtime.config.columns) for g in groups],
                                             on_done=lambda *_: bar.update(), clock="group")
-            if on_interventions:
-                on_interventions(name, interventions)
             hints, placement = [iv.hint for iv in interventions], runtime.config.hint_placement
         mentor_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         inputs = [group_inputs(policy, g, h, placement) for g, h in zip(groups, hints)]
+        if on_interventions and name != "none":
+            on_interventions(name, interventions, [x.hinted_text for x in inputs])
         responses = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc=f"sampling {name}")
         rewards = [[get_task(g.task).score(text, g.reference) for text, _ in rs] for g, rs in zip(groups, responses)]
         rescued = [max(r) > 0 for r in rewards]

@@ -14,9 +14,15 @@
 `python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
 """
 
+from pathlib import Path
+
 from mentor.lab.data import generate_problems, make_dataset
 
-__all__ = ["generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
+# The lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
+# `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` and `mentor failures --source lab` load it.
+COMMITTED_POLICY = Path(__file__).resolve().parent / "policy"
+
+__all__ = ["COMMITTED_POLICY", "generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
            "evaluate", "sample_rewards", "completions", "first_digits"]
 
 
@@ -30,9 +36,9 @@ def __getattr__(name):
     if name == "pretrained_policy":
         from mentor.lab.pretrain import pretrained_policy
         return pretrained_policy
-    if name == "load_policy":
-        from mentor.policy import load_policy
-        return load_policy
+    if name == "load_policy":  # the lab's name for it (docs/lab.md): a checkpoint's (model, tokenizer)
+        from mentor.policy import load_checkpoint
+        return load_checkpoint
     if name in ("evaluate", "sample_rewards", "completions", "first_digits"):
         from mentor.lab import sampling
         return getattr(sampling, name)

@@ -135,13 +135,13 @@ def prepare_policy(seed: int, settings) -> dict[str, Any]:
     and, when `static_hints` runs, its library rule."""
     from mentor.lab import composed as lab
     from mentor.lab import composed_demo as cd
-    from mentor.lab.composed_eval import failure_rows
+    from mentor.lab.composed_eval import composed_failure_rows
     from mentor.policy import torch_threads
 
     with torch_threads(1):
         policy = cd.policy(seed, settings.pretrain)
         problems = lab.generate_problems("hard", cd.LIBRARY_PROBLEMS, seed=seed, split="train")
-        collapsed = len(failure_rows(policy, problems, seed=seed)) / len(problems)
+        collapsed = len(composed_failure_rows(policy, problems, seed=seed)) / len(problems)
         info = {"seed": seed, "policy": policy, "collapsed_share": collapsed, "kept": collapsed >= COLLAPSE_MIN}
         if info["kept"] and "static_hints" in settings.arms:
             info["library"] = cd.choose_library(policy, seed)

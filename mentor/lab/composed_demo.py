@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from mentor.lab import composed as lab
-from mentor.lab.composed_eval import best_library, failure_rows, library_config
+from mentor.lab.composed_eval import best_library, composed_failure_rows, library_config
 from mentor.tasks.composed import ComposedTask, reward, step_hint
 from mentor.types import LeakVerdict
 
@@ -61,7 +61,7 @@ def policy(seed: int, pretrain: dict[str, Any]) -> str:
 
 def choose_library(policy_dir: str, seed: int, problems: int = LIBRARY_PROBLEMS) -> dict[str, Any]:
     """The seed's best fixed rule, measured on its step-0 failures: `{"step", "rescue_rates", "groups"}`."""
-    rows = failure_rows(policy_dir, lab.generate_problems("hard", problems, seed=seed, split="train"), seed=seed)
+    rows = composed_failure_rows(policy_dir, lab.generate_problems("hard", problems, seed=seed, split="train"), seed=seed)
     if not rows:
         return {"step": 1, "rescue_rates": {}, "groups": 0}
     step, rates = best_library(policy_dir, rows, sample_seed=seed)

@@ -38,12 +38,12 @@ def reference_of(row: dict[str, Any]) -> dict[str, Any]:
             **{f"hint_step{k}": step_hint(steps, k) for k in LIBRARY_RULES.values()}}
 
 
-def failure_rows(policy_dir: str, problems: list[dict[str, Any]], samples: int = 8, seed: int = 0,
+def composed_failure_rows(policy_dir: str, problems: list[dict[str, Any]], samples: int = 8, seed: int = 0,
                  keep_all: bool = False) -> list[dict[str, Any]]:
     """The collapsed groups (every one with `keep_all`) of `samples` attempts at T=1, as `mentor diagnose` rows."""
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
 
-    model, tok = load_policy(policy_dir)
+    model, tok = load_checkpoint(policy_dir)
     outs = lab.completions(model, tok, problems, num_samples=samples, temperature=1.0, seed=seed)
     rows = []
     for row, group in zip(problems, outs):
@@ -87,9 +87,9 @@ def best_library(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int =
 
 def policy_figures(policy_dir: str, n: int = 500) -> dict[str, Any]:
     """Easy and hard greedy accuracy, and the share of hard groups (8 at T=1) that collapse."""
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
 
-    model, tok = load_policy(policy_dir)
+    model, tok = load_checkpoint(policy_dir)
     easy = lab.generate_problems("easy", min(n, 500), seed=1, split="all")
     hard = lab.generate_problems("hard", n, seed=0, split="heldout")
     groups = lab.completions(model, tok, hard, num_samples=8, temperature=1.0, seed=0)
@@ -126,7 +126,7 @@ def main(argv=None) -> None:
         for seed in seeds:
             hparams = {"steps": args.pretrain_steps} if args.pretrain_steps else {}
             policy = lab.pretrained_policy(seed=seed, num_threads=args.threads, **hparams)
-            rows = failure_rows(policy, problems, seed=0)
+            rows = composed_failure_rows(policy, problems, seed=0)
             if args.output:
                 Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))
             reports = {s: rescue_table(policy, rows, s) for s in sample_seeds}

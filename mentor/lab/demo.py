@@ -131,11 +131,11 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         return _run_composed_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library or {})
     from mentor.lab import data as labdata
     from mentor.lab.sampling import completions, evaluate, first_digits
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
     from mentor.rewards import arithmetic_reward
     from mentor.tasks import arithmetic
 
-    model, tokenizer = load_policy(policy_dir)
+    model, tokenizer = load_checkpoint(policy_dir)
     heldout = labdata.generate_problems("hard", settings.heldout_problems, seed=10_000, split="heldout")
     dataset = labdata.make_dataset("hard", settings.train_problems, seed=seed, split="train")
     if arm == "static_hints":  # the pre-defined hint library, one fixed hint per problem
@@ -233,10 +233,10 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     """`run_arm` for the composed lab: its problems, reward and one-step hints; also tracks where the held-out
     attempts first go wrong (`first_wrong_steps` in each curve point) and the groups the hints recovered."""
     from mentor.lab import composed_demo as cd
-    from mentor.policy import load_policy
+    from mentor.policy import load_checkpoint
     from mentor.rewards import composed_reward
 
-    model, tokenizer = load_policy(policy_dir)
+    model, tokenizer = load_checkpoint(policy_dir)
     heldout = cd.heldout(settings.heldout_problems)
     step = library.get("step") if arm == "static_hints" else None
     wrong: list[dict[str, Any]] = []

@@ -33,7 +33,8 @@ class MentorContext:
     nodes: dict[str, str] = field(default_factory=lambda: {n: "rules" for n in NODES}, metadata=_described("nodes"))
     llm: LLMConfig = field(default_factory=LLMConfig, metadata=_described("llm"))
     prompts_dir: str = field(default=DEFAULT_PROMPTS_DIR, metadata=_described("prompts_dir"))
-    max_leak_retries: int = field(default=2, metadata=_described("max_leak_retries"))
+    max_leak_retries: int = field(default=MentorConfig.__dataclass_fields__["max_leak_retries"].default,  # one default
+                                  metadata=_described("max_leak_retries"))
 
     def __post_init__(self):
         self.llm = llm_config(self.llm)  # a mapping, from a JSON context

@@ -216,7 +216,8 @@ class MentorRuntime:
             return await self._stream(group, progress)
 
     async def _stream(self, group: FailedGroup, progress: _Progress) -> Intervention:
-        config = {"recursion_limit": recursion_limit(self.graph, self.config.max_leak_retries)}
+        # The bound the leakage node applies (the run's context) sizes the step budget: one value, one route.
+        config = {"recursion_limit": recursion_limit(self.graph, self.context.max_leak_retries)}
         nodes, started = progress.nodes, progress.started  # kept by the caller if the run is cut off
         outputs: list[dict[str, Any]] = []  # each node's whole output, to tell what a later input repeats
         # Node records come from LangGraph's task stream: each node's input, output and wall time, in the compact

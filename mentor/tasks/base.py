@@ -89,7 +89,15 @@ class Task:
     def dominant_class(self, counts: Counter[str], default: str | None = None) -> str | None:
         """The most frequent error class in `counts`; ties go to the earlier taxonomy class (an unknown class is
         last). `default` when `counts` is empty. The analyst node and the tasks' `analyse` share this rule, so the
-        error class and the root cause speak of the same class."""
+        error class and the root cause speak of the same class.
+
+        >>> from mentor.tasks import get_task
+        >>> arithmetic = get_task("arithmetic")  # taxonomy: no_answer, missed_carry, ..., wrong_units
+        >>> arithmetic.dominant_class(Counter(wrong_units=2, missed_carry=2, no_answer=1))
+        'missed_carry'
+        >>> arithmetic.dominant_class(Counter(made_up=3, wrong_units=3)), arithmetic.dominant_class(Counter(), "unknown")
+        ('wrong_units', 'unknown')
+        """
         order = list(self.taxonomy)
         return max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)), default=default)
 

@@ -1,13 +1,15 @@
 """The one JSONL line parser: `mentor diagnose` reads failed groups with it, the trace viewer interventions; and the
-one writer of interventions as JSONL (`mentor diagnose -o`, `mentor eval --interventions`), which the viewer reads."""
+one writer of trace records as JSONL (`mentor diagnose -o`, `mentor eval --interventions`), which the viewer reads."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
 from mentor.output import write_atomically
+from mentor.trace_format import trace_record
 from mentor.types import FailedGroup, InputError, Intervention
 
 T = TypeVar("T")
@@ -69,19 +71,27 @@ def parse_lines(lines: Iterable[str | bytes], source: str | Path, convert: Calla
     return items, problems
 
 
-def intervention_line(group: FailedGroup, intervention: Intervention) -> str:
-    """One JSONL line: the intervention with the problem and its attempts, as training traces hold them, so
-    `mentor traces view FILE` pages it. An intervention JSON cannot write (a value an edited graph put in its state,
-    nesting past Python's recursion limit) becomes a line naming the fault, so the other lines are still written."""
-    attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
+def intervention_line(group: FailedGroup, intervention: Intervention, hinted_prompt: str | None = None) -> str:
+    """One JSONL line: the trace record of the intervention on the group (mentor.trace_format.trace_record), as
+    training traces hold it, so `mentor traces view FILE` pages it and `mentor diagnose` reads it back as a failed
+    group. An intervention JSON cannot write (a value an edited graph put in its state, nesting past Python's
+    recursion limit) becomes the record of an intervention that failed, naming the fault, so the other lines are
+    still written; the reference goes too if it is the part JSON cannot write."""
     try:
-        return json.dumps({**intervention.to_dict(), "prompt": group.prompt, "attempts": attempts})
+        return json.dumps(trace_record(group, intervention, hinted_prompt=hinted_prompt))
     except (TypeError, ValueError, RecursionError) as e:
-        return json.dumps({"problem_id": group.problem_id, "task": group.task, "hint": None, "prompt": group.prompt,
-                           "attempts": attempts, "error": f"the intervention could not be written as JSON: "
-                                                          f"{type(e).__name__}: {str(e)[:300]}"})
+        failed = Intervention(group.problem_id, group.task, error=f"the intervention could not be written as JSON: "
+                                                                  f"{type(e).__name__}: {str(e)[:300]}")
+    try:
+        return json.dumps(trace_record(group, failed))
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(trace_record(replace(group, reference={}, previous_hints=[]), failed))
 
 
-def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention]) -> None:
-    """One line per group (`intervention_line`). The file is written whole or not at all (mentor/output.py)."""
-    write_atomically(Path(path), (intervention_line(g, i) + "\n" for g, i in zip(groups, interventions)))
+def write_interventions(path: str | Path, groups: list[FailedGroup], interventions: list[Intervention],
+                        hinted_prompts: list[str | None] | None = None) -> None:
+    """One line per group (`intervention_line`); `hinted_prompts`, where given, is the text the policy was sent for
+    each (`mentor eval`). The file is written whole or not at all (mentor/output.py)."""
+    hinted_prompts = hinted_prompts or [None] * len(groups)
+    write_atomically(Path(path), (intervention_line(g, i, p) + "\n"
+                                  for g, i, p in zip(groups, interventions, hinted_prompts)))

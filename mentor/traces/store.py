@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 from mentor.text import repaired
+from mentor.trace_format import TraceRecord, decoded_record
 from mentor.types import InputError
 
 logger = logging.getLogger("mentor")
@@ -156,7 +157,7 @@ class TraceStore:
                     raise
                 time.sleep(0.05 * attempt)
 
-    def append(self, step: int, records: list[dict[str, Any]], metrics: dict[str, float] | None = None) -> None:
+    def append(self, step: int, records: list[TraceRecord], metrics: dict[str, float] | None = None) -> None:
         """Write one step's intervention records (and its metrics) in one transaction.
 
         Strings longer than MAX_FIELD_CHARS are cut (see `bounded`), and a lone surrogate in any string is replaced by
@@ -242,19 +243,22 @@ class TraceStore:
                       error_class: str | None = None, recovered: bool | None = None,
                       withheld: bool | None = None, tier: int | None = None, after_id: int = 0,
                       limit: int | None = None) -> list[dict[str, Any]]:
-        """Intervention records, oldest first, filtered; each has its store `id`. A row that is not a JSON
-        object is reported (`on_problem`) and skipped."""
+        """Intervention records, oldest first, filtered, each in the current shape (a record an earlier version
+        wrote is decoded: mentor.trace_format.decoded_record) with its store `id`. A row that is not a JSON object
+        is reported (`on_problem`) and skipped."""
         rows = self._select(step_min, step_max, error_class, recovered, withheld, tier, after_id, limit)
-        return [{"id": row["id"], **value} for row in rows
+        return [{"id": row["id"], **decoded_record(value)} for row in rows
                 if (value := self._parsed("interventions", row["id"], row["record"])) is not None]
 
     def interventions_json(self, step_min: int | None = None, step_max: int | None = None,
                            error_class: str | None = None, recovered: bool | None = None,
                            withheld: bool | None = None, tier: int | None = None, after_id: int = 0,
                            limit: int | None = None) -> list[str]:
-        """The same records as `interventions`, each as its stored JSON text with `"id"` first, unparsed.
+        """The same records as `interventions`, each as its stored JSON text with `"id"` first, unparsed and not
+        decoded.
 
-        For readers that pass records on as JSON (the trace viewer): no parse and re-serialise. The text is
+        For readers that pass records on as JSON (the trace viewer, whose script decodes them): no parse and
+        re-serialise. The text is
         what `json.dumps` wrote, so it may hold NaN or Infinity (a reward of -inf), which strict JSON lacks.
         SQLite's json_valid vouches for the rest; a row it doubts is parsed here, and skipped if it is not an
         object.
@@ -289,7 +293,7 @@ class TraceStore:
     def get(self, intervention_id: int) -> dict[str, Any] | None:
         row = self.db.execute("SELECT id, record FROM interventions WHERE id = ?", (intervention_id,)).fetchone()
         value = self._parsed("interventions", row["id"], row["record"]) if row else None
-        return {"id": row["id"], **value} if value is not None else None
+        return {"id": row["id"], **decoded_record(value)} if value is not None else None
 
     def steps(self) -> list[dict[str, Any]]:
         """Per-step metrics (`step` plus the `mentor/*` figures of that step), in step order. A row whose metrics

@@ -21,7 +21,8 @@ from typing import Callable
 import torch
 
 from mentor.dependencies import version_range
-from mentor.trl.batch import Generation, special_token_texts
+from mentor.placement import special_token_texts
+from mentor.trl.batch import Generation
 
 TESTED_TRL = version_range("trl")  # [lowest, highest) TRL versions whose private generation API the hook wraps
 SUPPORTED_TRAINERS = ("GRPOTrainer", "RLOOTrainer")  # and their subclasses
@@ -160,7 +161,7 @@ class TrainerAdapter:
 
     @property
     def special_tokens(self) -> list[str]:
-        """The texts the tokenizer turns into special tokens (`batch.special_token_texts`)."""
+        """The texts the tokenizer turns into special tokens (`mentor.placement.special_token_texts`)."""
         return special_token_texts(self.tokenizer)
 
     def encode(self, text: str) -> list[int]:

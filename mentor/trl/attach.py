@@ -16,7 +16,7 @@ from mentor.trl.hook import GenerationHook
 from mentor.types import InputError
 
 if TYPE_CHECKING:
-    from mentor.mentor import Mentor
+    from mentor.api import Mentor
 
 
 def infer_task(columns: list[str] | None) -> str:
@@ -89,7 +89,7 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     callback."""
     config = mentor.config
     task = checked_task(trainer, config)
-    callback = MentorCallback(mentor)
+    callback = MentorCallback(config, mentor.runtime.versions)
     trainer.add_callback(callback)
     GenerationHook(trainer, config, mentor.runtime, task, callback)
     off_policy = ""

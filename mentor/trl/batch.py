@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 from mentor.config import MentorConfig
-from mentor.tasks.base import Task, completion_text
+from mentor.placement import neutralised, response_prefix_ids
+from mentor.tasks.base import Task
 
 
 @dataclass
@@ -35,13 +35,6 @@ class Generation:
                 self.extra_fields, self.images, self.tool_images)
 
 
-def prompt_text(prompt: Any) -> str:
-    """The problem text of a plain or conversational prompt: its last user turn, else (system and assistant turns
-    only) every turn's text, one per line."""
-    if isinstance(prompt, str):
-        return prompt
-    return next((m["content"] for m in reversed(prompt) if m.get("role") == "user"),
-                "\n".join(completion_text([m]) for m in prompt))
 
 
 def problem_id(row: dict[str, Any]) -> str:
@@ -52,36 +45,10 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
-def special_token_texts(tokenizer) -> list[str]:
-    """The texts `tokenizer` turns into special tokens: its named ones and every added token marked special."""
-    added = getattr(tokenizer, "added_tokens_decoder", {}) or {}
-    return list(getattr(tokenizer, "all_special_tokens", [])) + [t.content for t in added.values()
-                                                                  if getattr(t, "special", False)]
 
 
-def neutralised(text: str, special_tokens: list[str]) -> tuple[str, int]:
-    """`text` with every occurrence of a tokenizer's special token (`<|im_end|>`, `</s>`...) broken by a space after
-    its first character, so that tokenizing the text gives ordinary tokens and the hint cannot forge a chat turn;
-    and how many it broke. One pass of one alternation: linear in the text's length (the longest token first)."""
-    tokens = sorted({t for t in special_tokens if isinstance(t, str) and len(t) > 1}, key=len, reverse=True)
-    if not tokens or not any(t in text for t in tokens):
-        return text, 0
-    pattern = re.compile("|".join(map(re.escape, tokens)))
-    broken, count = pattern.subn(lambda m: m.group(0)[0] + " " + m.group(0)[1:], text)
-    if pattern.search(broken):  # a token that holds a space after its first character: no text of it is kept
-        return pattern.sub("", broken), count
-    return broken, count
 
 
-def response_prefix_ids(task: Task, encode: Callable[[str], list[int]], original: list[int], hinted: list[int],
-                        hint: str) -> list[int]:
-    """Token ids of a response prefix (`hint_placement: prefix`): what the hinted prompt's ids add to the original
-    prompt's; where tokenizing the two texts apart changed the ids at the seam, the prefix
-    (`task.response_prefix(hint)`) tokenized by itself. The in-step hook and `mentor eval` both use it, so both
-    train or score the same ids."""
-    if list(hinted[:len(original)]) == list(original):
-        return list(hinted[len(original):])
-    return list(encode(task.response_prefix(hint)))
 
 
 @dataclass
@@ -127,7 +94,18 @@ class BatchRules:
         return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
 
     def picks(self, totals: list[float]) -> list[int]:
-        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot."""
+        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot.
+
+        >>> from mentor.tasks import get_task
+        >>> def rules(**config):
+        ...     return BatchRules(MentorConfig(**config), get_task("arithmetic"), 4, torch.ones(1), str, list)
+        >>> rules(strategy="replace_group").picks([0.0, 1.0, 0.0, 1.0])
+        [0, 1, 2, 3]
+        >>> rules(strategy="replace_k", k=1).picks([0.0, 1.0, 0.0, 1.0])  # the first success only
+        [1]
+        >>> rules(strategy="mixed", mixed_share=0.5).picks([0.0, 1.0, 0.0, 1.0])  # the first half, as sampled
+        [0, 1]
+        """
         G = self.num_generations
         if self.config.strategy == "replace_group":
             return list(range(G))

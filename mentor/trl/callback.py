@@ -1,5 +1,5 @@
-"""MentorCallback: the mentor's state during training (hint history, pending hints, run-long counters, traces),
-saved in every checkpoint."""
+"""MentorCallback: the mentor's state during training (its hint ledger, run-long counters, traces), saved in every
+checkpoint."""
 
 from __future__ import annotations
 
@@ -9,47 +9,51 @@ from typing import TYPE_CHECKING, Any
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
+from mentor.config import MentorConfig
 from mentor.traces import TraceStore
-from mentor.trl.batch import problem_id
-from mentor.types import Intervention
+from mentor.trl.ledger import HintLedger
 
 if TYPE_CHECKING:
-    from mentor.mentor import Mentor
     from mentor.trl.adapter import TrainerAdapter
 
 logger = logging.getLogger("mentor")
 
 
 class MentorCallback(TrainerCallback, ExportableState):
-    """Owns the mentor's state during training: hint history, pending hints, counters, metrics and traces.
+    """Owns the mentor's state during training: the hint ledger (hint history, pending hints, graduation), counters,
+    metrics and traces.
 
     Its state is saved in every checkpoint (`trainer_state.json`) and restored by `resume_from_checkpoint`.
 
     Args:
-        mentor: the Mentor it serves (it reads `traces` from its config).
+        config: the mentor's config (it reads `traces`); None: no traces.
+        versions: what the mentor runs (mentor.runtime.versions), recorded in the trace store once per run.
     """
 
-    def __init__(self, mentor: Mentor | None = None):
-        self.mentor = mentor
-        self.hint_history: dict[str, list[dict[str, Any]]] = {}  # problem_id -> [{"tier", "hint"}]
-        self.graduated: dict[str, int] = {}  # problem_id -> the step it first earned reward unhinted after a hint
-        self.pending: dict[str, str] = {}  # problem_id -> hint for its next sampling (mode: next_attempt)
+    def __init__(self, config: MentorConfig | None = None, versions: dict[str, Any] | None = None):
+        self.config, self.versions = config, versions or {}
+        self.ledger = HintLedger()
         self.totals: dict[str, float] = {}  # run-long counters of the mentor/* metrics
         self.store: TraceStore | None = None
         self.trace_dir: str | None = None  # where this process writes traces (rank 0 only); None: it writes none
         self.first_step = 0  # the global step this training started (or resumed) at
         self.trace_warned = False
 
+    # The ledger's fields, read where the callback is the object a user holds (what `attach` returns).
+    hint_history = property(lambda self: self.ledger.hint_history)
+    pending = property(lambda self: self.ledger.pending)
+    graduated = property(lambda self: self.ledger.graduated)
+
     def state(self) -> dict[str, Any]:
-        return {"args": {}, "attributes": {"hint_history": self.hint_history, "pending": self.pending,
-                                           "totals": self.totals, "graduated": self.graduated}}
+        return {"args": {}, "attributes": {**self.ledger.state(), "totals": self.totals}}
 
     def on_train_begin(self, args, state, control, **kwargs):
         saved = (state.stateful_callbacks or {}).get(type(self).__name__)
-        if saved and state.global_step > 0:  # resuming: restore in place, the hook holds this object
-            for name, value in saved.get("attributes", {}).items():
-                setattr(self, name, value)
-        if self.mentor is not None and self.mentor.config.traces and args.process_index == 0:
+        if saved and state.global_step > 0:  # resuming: restore in place, the hook holds the ledger
+            attributes = saved.get("attributes", {})
+            self.ledger.restore(attributes)
+            self.totals = attributes.get("totals", self.totals)
+        if self.config is not None and self.config.traces and args.process_index == 0:
             self.trace_dir, self.first_step = args.output_dir, state.global_step
             try:
                 self.trace_store()
@@ -71,7 +75,7 @@ class MentorCallback(TrainerCallback, ExportableState):
                 store.close()
                 raise
             try:
-                store.record_run(self.first_step, self.mentor.runtime.versions)
+                store.record_run(self.first_step, self.versions)
             except Exception:
                 store.close()
                 raise
@@ -95,18 +99,6 @@ class MentorCallback(TrainerCallback, ExportableState):
             self.store.close()
             self.store = None
         self.trace_dir = None
-
-    def remember(self, row: dict[str, Any], intervention: Intervention) -> None:
-        pid = problem_id(row)
-        self.hint_history.setdefault(pid, []).append({"tier": intervention.tier, "hint": intervention.hint})
-        if self.mentor is not None and self.mentor.config.mode == "next_attempt":
-            self.pending[pid] = intervention.hint
-
-    def graduate(self, problem_ids: set[str], step: int) -> int:
-        """Notes the problems that graduated at `step`; returns how many distinct problems have over the run."""
-        for pid in sorted(problem_ids):
-            self.graduated.setdefault(pid, step)
-        return len(self.graduated)
 
     def log_step(self, adapter: TrainerAdapter, step: int, metrics: dict[str, float], records: list[dict[str, Any]]
                  ) -> None:

@@ -6,7 +6,8 @@ It wraps three methods of one trainer instance through mentor/trl/adapter.py (no
 - `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
   prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
 - `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
-The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL.
+The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL; what a hint may hold and
+where its ids start, shared with `mentor eval`, in mentor/placement.py.
 
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
@@ -18,23 +19,47 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from mentor.config import MentorConfig
+from mentor.placement import prompt_text
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
+from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
-from mentor.trl.batch import BatchRules, Generation, problem_id, prompt_text
+from mentor.trl.batch import BatchRules, Generation, problem_id
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
+
+
+@dataclass
+class StepWork:
+    """What one step's intervention gathers as its rounds run: the batch it works on (`prompts` and `rows` by row
+    number in the whole batch, this rank's `out`, the whole batch's `rewards`, spliced in place) and its tallies."""
+
+    step: int
+    offset: int  # the row number of this rank's first row
+    prompts: dict[int, Any]
+    rows: dict[int, dict]
+    out: Generation
+    rewards: torch.Tensor
+    fallbacks_before: int  # this rank's structured-output fallbacks before the step
+    stats: Counter = field(default_factory=Counter)
+    records: list[TraceRecord] = field(default_factory=list)
+    history: dict[int, list[dict]] = field(default_factory=dict)  # hints given each group in this step
+    attempts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # each group's latest attempts
+    spliced: dict[int, tuple[Generation, torch.Tensor, str]] = field(default_factory=dict)  # last splice: trains
+    mentor_s: float = 0.0
+    regen_s: float = 0.0
 
 
 class GenerationHook:
@@ -45,11 +70,12 @@ class GenerationHook:
         config: the MentorConfig (strategy, placement, threshold, rounds...).
         runtime: runs the mentor graph over failed groups.
         task: the task adapter that reads references and formats hinted prompts.
-        callback: the MentorCallback that keeps hint history, counters and traces.
+        callback: the MentorCallback that checkpoints the hint ledger and keeps counters and traces.
     """
 
     def __init__(self, trainer, config: MentorConfig, runtime: MentorRuntime, task: Task, callback):
         self.config, self.runtime, self.task, self.callback = config, runtime, task, callback
+        self.ledger = callback.ledger  # the hint state, which the callback checkpoints
         self.adapter = adapter = TrainerAdapter(trainer)
         self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
                                 adapter.encode, adapter.special_tokens)
@@ -77,7 +103,7 @@ class GenerationHook:
             return self.adapter.generate_raw(prompts)  # evaluation, or a call from outside a training step
         originals, hints = prompts, [""] * len(prompts)
         if self.config.mode == "next_attempt":
-            hints = [self.callback.pending.get(problem_id(row), "") for row in self.rows]
+            hints = [self.ledger.pending.get(problem_id(row), "") for row in self.rows]
             if any(hints) and self.config.hint_placement == "prefix":
                 prompts = [self.rules.rendered(p) for p in prompts]  # one batch, one prompt type: TRL reads the first
             prompts = [self.rules.hinted_prompt(p, h) if h else p for p, h in zip(prompts, hints)]
@@ -99,76 +125,96 @@ class GenerationHook:
         `prompts`, `rows` and `out` are this rank's rows of the batch; `rewards` is the whole batch's (TRL gathers
         it), so every rank finds the same collapsed groups, and gathers their rows from the ranks that hold them.
         """
-        G, step = self.rules.num_generations, self.adapter.global_step
-        n_groups, offset = len(rewards) // G, rank_and_world()[0] * len(prompts)
+        step, offset = self.adapter.global_step, rank_and_world()[0] * len(prompts)
         targets = self.rules.collapsed(rewards)
         graduated = self.graduates(targets, offset, rows)  # before this step's hints join the history
         completions = out.completions
-        if targets or self.callback.pending:  # the same on every rank, so all ranks gather or none does
+        if targets or self.ledger.pending:  # the same on every rank, so all ranks gather or none does
             prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
-        stats = Counter()
-        records: list[dict[str, Any]] = []
-        history = {g: [] for g in targets}  # hints given to each group in this step
-        spliced: dict[int, tuple[Generation, torch.Tensor, str]] = {}  # each group's last splice: what trains
-        totals = self.rules.row_rewards(rewards)
-        attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
-                    for g in targets}
-        mentor_s = regen_s = 0.0
-        structured_before = self.runtime.structured.fallbacks  # this rank's requests; summed over ranks below
+        work = StepWork(step, offset, prompts, rows, out, rewards, self.runtime.structured.fallbacks)
+        work.history = {g: [] for g in targets}
+        totals, G = self.rules.row_rewards(rewards), self.rules.num_generations
+        work.attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
+                         for g in targets}
         for round_ in range(1, self.config.max_rounds + 1):
-            groups, kept = [], []
-            for g in targets:
-                failed = self.failed_group(rows[g * G], attempts[g], history[g])
-                if isinstance(failed, str):
-                    count_skipped(stats, failed)
-                    continue
-                groups.append(failed)
-                kept.append(g)
-            interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
-            mentor_s += seconds
-            if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
-                self.node_errors.report(interventions)
-            for iv in interventions:  # model-written text: it may not forge the template's turns
-                if iv.hint:
-                    iv.hint, broken = self.rules.safe_hint(iv.hint)
-                    stats["special_tokens_neutralised"] += broken > 0
-            hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
-            reattempts, seconds = (self.reattempt(prompts, rows, hinted) if hinted and self.config.mode == "in_step"
-                                   else ({}, 0.0))
-            regen_s += seconds
-            targets = []
-            for g, iv in zip(kept, interventions):
-                record = self.record(step, g, round_, rows[g * G], attempts[g], iv, reattempts.get(g))
-                records.append(record)
-                count_intervention(stats, iv, record["recovered"])
-                if iv.hint:
-                    self.callback.remember(rows[g * G], iv)
-                    history[g].append({"tier": iv.tier, "hint": iv.hint})
-                    if self.config.mode == "in_step":
-                        gen, hint_rewards = reattempts[g]
-                        self.rules.splice(g, gen, hint_rewards, iv.hint, out, offset, rewards)
-                        spliced[g] = (gen, hint_rewards, iv.hint)
-                        # Escalate while the group as spliced still scores all zero (under `mixed` the spliced
-                        # re-attempts may all have failed even if another one succeeded).
-                        if self.rules.collapsed(rewards[g * G:(g + 1) * G]):
-                            attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
-                            targets.append(g)
+            targets = self.mentor_round(work, round_, targets)
             if not targets or self.config.mode == "next_attempt":
                 break
+        self.log_step(work, graduated)
+
+    def mentor_round(self, work: StepWork, round_: int, targets: list[int]) -> list[int]:
+        """One round over the `targets` groups: mentor them, re-attempt (in_step) the hinted ones and splice the
+        re-attempts in; returns the groups that, as spliced, still collapsed (the next round escalates them)."""
+        G, rows = self.rules.num_generations, work.rows
+        groups, kept = [], []
+        for g in targets:
+            failed = self.failed_group(rows[g * G], work.attempts[g], work.history[g])
+            if isinstance(failed, str):
+                count_skipped(work.stats, failed)
+                continue
+            groups.append(failed)
+            kept.append(g)
+        interventions = self.mentored(work, groups)
+        hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
+        reattempts, seconds = (self.reattempt(work.prompts, rows, hinted) if hinted and self.config.mode == "in_step"
+                               else ({}, 0.0))
+        work.regen_s += seconds
+        still = []
+        for g, group, iv in zip(kept, groups, interventions):
+            record = self.record(work.step, g, round_, group, work.prompts[g * G], work.attempts[g], iv,
+                                 reattempts.get(g))
+            work.records.append(record)
+            count_intervention(work.stats, iv, record["recovered"])
+            if not iv.hint:
+                continue
+            self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")
+            work.history[g].append({"tier": iv.tier, "hint": iv.hint})
+            if self.config.mode == "in_step" and self.splice(work, g, reattempts[g], iv.hint):
+                work.attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
+                still.append(g)
+        return still
+
+    def mentored(self, work: StepWork, groups: list[FailedGroup]) -> list[Intervention]:
+        """The mentor's interventions on `groups` (split across ranks), each hint made safe for the template."""
+        interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
+        work.mentor_s += seconds
+        if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
+            self.node_errors.report(interventions)
+        for iv in interventions:  # model-written text: it may not forge the template's turns
+            if iv.hint:
+                iv.hint, broken = self.rules.safe_hint(iv.hint)
+                work.stats["special_tokens_neutralised"] += broken > 0
+        return interventions
+
+    def splice(self, work: StepWork, g: int, reattempt: tuple[Generation, torch.Tensor], hint: str) -> bool:
+        """Splices group g's hinted re-attempt into the batch as the strategy says; whether the group as spliced
+        still scores all zero (under `mixed` the spliced re-attempts may all have failed even if another one
+        succeeded), and so escalates."""
+        gen, hint_rewards = reattempt
+        self.rules.splice(g, gen, hint_rewards, hint, work.out, work.offset, work.rewards)
+        work.spliced[g] = (gen, hint_rewards, hint)
+        G = self.rules.num_generations
+        return bool(self.rules.collapsed(work.rewards[g * G:(g + 1) * G]))
+
+    def log_step(self, work: StepWork, graduated: set[str]) -> None:
+        """The step's mentor/* metrics and trace records, to the callback."""
+        G, rewards = self.rules.num_generations, work.rewards
         metrics = {
-            **step_metrics(stats, len(history), len(self.rules.collapsed(rewards)), n_groups, mentor_s, regen_s),
-            "mentor/graduated": len(graduated), "mentor/graduated_total": self.callback.graduate(graduated, step),
-            **self.reliance(step, prompts, spliced),
-            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks - structured_before)),
+            **step_metrics(work.stats, len(work.history), len(self.rules.collapsed(rewards)), len(rewards) // G,
+                           work.mentor_s, work.regen_s),
+            "mentor/graduated": len(graduated), "mentor/graduated_total": self.ledger.graduate(graduated, work.step),
+            **self.reliance(work.step, work.prompts, work.spliced),
+            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
+                                                             - work.fallbacks_before)),
         }
-        self.callback.log_step(self.adapter, step, metrics, records)
+        self.callback.log_step(self.adapter, work.step, metrics, work.records)
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
         collapsed, its rows unhinted): Scaf-GRPO's graduation. Each rank reads the groups whose first row it holds
         (`rows` are its rows, `offset` the first one's number); one gather joins them, in every step with a hint
         history, which every rank holds the same."""
-        history = self.callback.hint_history
+        history = self.ledger.hint_history
         if not history:
             return set()
         G, collapsed = self.rules.num_generations, set(targets)
@@ -220,30 +266,29 @@ class GenerationHook:
 
         `prompts`, `rows` and `completions` are this rank's rows; `offset` is the row number of its first.
         """
-        G, pending = self.adapter.num_generations, self.callback.pending
+        G, pending = self.adapter.num_generations, self.ledger.pending
         wanted = {g * G + j for g in targets for j in range(G)}
         used = [pid for pid in map(problem_id, rows) if pid in pending]
         mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
         parts = gather((used, mine))
         for part_used, _ in parts:
-            for pid in part_used:
-                pending.pop(pid, None)
+            self.ledger.use_pending(part_used)
         needed = {i: entry for _, part in parts for i, entry in part.items()}
         return tuple({i: entry[column] for i, entry in needed.items()} for column in range(3))
 
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
         reference = {}
-        for field in self.task.reference_fields + self.task.optional_reference_fields + (LIBRARY_FIELD,):
-            value = row.get(self.config.columns.get(field, field))
+        for name in self.task.reference_fields + self.task.optional_reference_fields + (LIBRARY_FIELD,):
+            value = row.get(self.config.columns.get(name, name))
             if value is not None:
-                reference[field] = value
+                reference[name] = value
         if self.task.missing_reference(reference):
             return "missing_reference"
         pid = problem_id(row)
         return FailedGroup(pid, self.task.name, prompt_text(row["prompt"]), reference,
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
-                           previous_hints=self.callback.hint_history.get(pid, []) + history)
+                           previous_hints=self.ledger.hint_history.get(pid, []) + history)
 
     def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]]
                   ) -> tuple[dict, float]:
@@ -276,17 +321,18 @@ class GenerationHook:
         scores = batch_scores[0]
         return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
 
-    def record(self, step: int, g: int, round_: int, row: dict, attempts: list[tuple[str, float]],
-               iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None) -> dict[str, Any]:
-        """The trace record of one intervention."""
-        record = {**iv.to_dict(), "step": step, "group": g, "round": round_, "prompt": prompt_text(row["prompt"]),
-                  "attempts": [{"completion": c, "reward": r} for c, r in attempts], "reattempt": [],
-                  "recovered": False, "strategy": self.config.strategy, "placement": self.config.hint_placement,
-                  "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
+    def record(self, step: int, g: int, round_: int, group: FailedGroup, prompt: Any,
+               attempts: list[tuple[str, float]], iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None
+               ) -> TraceRecord:
+        """The trace record of one intervention on `group`, whose rows' prompt is `prompt`."""
+        hinted = self.rules.rendered(self.rules.hinted_prompt(prompt, iv.hint)) if iv.hint else None
+        training = {"step": step, "group": g, "round": round_, "reattempt": [], "recovered": False,
+                    "strategy": self.config.strategy, "placement": self.config.hint_placement,
+                    "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             gen, scores = reattempt
             totals = self.rules.row_rewards(scores)
-            record["reattempt"] = [{"completion": completion_text(c), "reward": r}
-                                   for c, r in zip(gen.completions, totals)]
-            record["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
-        return record
+            training["reattempt"] = [{"completion": completion_text(c), "reward": r}
+                                     for c, r in zip(gen.completions, totals)]
+            training["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
+        return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)

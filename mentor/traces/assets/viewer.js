@@ -8,7 +8,7 @@
   var DATA = JSON.parse(document.getElementById('mentor-data').textContent);
   window.mentorDataParsed = performance.now();
   var META = DATA.meta || {};
-  var records = DATA.interventions || [];
+  var records = (DATA.interventions || []).map(traceRecord);
   var steps = DATA.steps || [];
   var runs = DATA.runs || [];
   var byId = new Map();
@@ -17,6 +17,31 @@
   var page = 0;
   var selectedId = null;
   records.forEach(function (r) { byId.set(r.id, r); });
+
+  // A stored trace record in the current shape (mentor.trace_format.TraceRecord), as decoded_record gives it:
+  // a record of an earlier version gets `reference` and `previous_hints` from the group its error classifier wrote
+  // back ({} and [] where none did), `hinted_prompt` null (not recorded) and, from a JSONL file, `recovered` null.
+  // tests/test_trace_format.py checks both decoders on tests/data/trace_records.json.
+  function traceRecord(raw) {
+    var r = Object.assign({}, raw);
+    if (!Object.prototype.hasOwnProperty.call(r, 'reference')) {
+      var written = {};
+      (Array.isArray(r.nodes) ? r.nodes : []).some(function (n) {
+        var out = n && typeof n === 'object' && !Array.isArray(n) ? n.output : null;
+        var ok = out && typeof out === 'object' && !Array.isArray(out) && out.group && typeof out.group === 'object'
+          && !Array.isArray(out.group);
+        if (ok) written = out.group;
+        return ok;
+      });
+      var ref = written.reference;
+      r.reference = ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {};
+      if (!Object.prototype.hasOwnProperty.call(r, 'previous_hints')) r.previous_hints = written.previous_hints || [];
+    }
+    ['previous_hints', 'hinted_prompt', 'recovered'].forEach(function (k) {
+      if (!Object.prototype.hasOwnProperty.call(r, k)) r[k] = k === 'previous_hints' ? [] : null;
+    });
+    return r;
+  }
 
   // --- DOM helpers ------------------------------------------------------------------------------------------
   function addKids(el, kids) {
@@ -64,7 +89,7 @@
   function drafts(r) { return (r.leak && Array.isArray(r.leak.leaked_drafts)) ? r.leak.leaked_drafts : []; }
   function diag(r) { return r.diagnosis || {}; }
   function errClass(r) { return diag(r).error_class || 'unknown'; }
-  function hasOutcome(r) { return Object.prototype.hasOwnProperty.call(r, 'recovered'); }
+  function hasOutcome(r) { return typeof r.recovered === 'boolean'; }  // null: no re-attempt (a JSONL file)
   function rewardCell(x) {
     return h('td', { class: isNum(x) && x > 0 ? 'reward-pos' : null, text: fmtNum(x) });
   }
@@ -554,6 +579,12 @@
     el.appendChild(h('h3', { text: 'Hint' + (given ? ' (tier ' + fmtNum(r.tier) + ')' : '') }));
     el.appendChild(h('pre', { class: 'hintbox' + (given ? '' : ' none'), id: 'detail-hint',
                               text: given ? r.hint : r.withheld ? 'withheld: every draft leaked, so the policy got no hint' : 'no hint' }));
+    if (given) {  // what the policy saw: the hint placed in the prompt, the chat template applied, as sent
+      el.appendChild(h('h3', { text: 'Prompt sent with the hint' + (r.placement ? ' (placement ' + r.placement + ')' : '') }));
+      el.appendChild(typeof r.hinted_prompt === 'string'
+        ? h('pre', { class: 'prompt sent', id: 'detail-sent', text: r.hinted_prompt })
+        : h('p', { class: 'muted', id: 'detail-sent', text: 'not recorded: a trace of an earlier version, or no policy saw the hint (mentor diagnose); the problem and the hint are shown apart above' }));
+    }
 
     var ds = drafts(r);
     el.appendChild(h('h3', { text: 'Rejected drafts (' + ds.length + ')' }));
@@ -642,7 +673,7 @@
       .then(function (res) { if (!res.ok) throw new Error(res.status); return res.json(); })
       .then(function (items) {
         got = items.length;
-        items.forEach(function (r) { if (!byId.has(r.id)) { records.push(r); byId.set(r.id, r); } });
+        items.forEach(function (raw) { if (!byId.has(raw.id)) { var r = traceRecord(raw); records.push(r); byId.set(r.id, r); } });
         return fetch('api/runs', { cache: 'no-store' }).then(function (res) { return res.json(); });
       })
       .then(function (newRuns) {

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mentor.tasks import get_task
 from mentor.text import invalid_text
+from mentor.trace_format import TraceRecord
 from mentor.traces.jsonl import parse_lines
 from mentor.types import FailedGroup, InputError
 
@@ -74,18 +75,14 @@ def _read_store(path: Path) -> tuple[list[FailedGroup], list[str]]:
     return groups, skipped
 
 
-def group_row(record: dict) -> dict:
-    """A trace record as a failed group's JSON row. The record keeps the group's reference only in the error
-    classifier's output (the node writes the group back with its feedback), so a run whose graph has no classifier
-    gives rows without a reference, which are skipped."""
-    group = next((n["output"]["group"] for n in record.get("nodes") or []
-                  if isinstance(n, dict) and isinstance(n.get("output"), dict)
-                  and isinstance(n["output"].get("group"), dict)), {})
-    if not group.get("reference"):
-        raise InputError("no reference in the record (its graph stored no group with a reference)")
-    return {"problem_id": record.get("problem_id"), "task": record.get("task"), "prompt": record.get("prompt"),
-            "reference": group["reference"], "attempts": record.get("attempts"),
-            "previous_hints": group.get("previous_hints") or []}
+def group_row(record: TraceRecord) -> dict:
+    """A trace record (decoded: it carries its group) as a failed group's JSON row. A record of an earlier version
+    whose graph had no error classifier (which wrote the group back) has no reference: it is refused."""
+    if not record.get("reference"):
+        raise InputError("no reference in the record (a record of an earlier version whose graph stored no group "
+                         "with a reference)")
+    return {key: record.get(key) for key in ("problem_id", "task", "prompt", "reference", "attempts",
+                                             "previous_hints")}
 
 
 # A reference field's JSON types, as the tasks read it: the allowed Python types and how the message states them.

@@ -1,8 +1,8 @@
 """One prepared GPU check of the mentor inside real GRPO steps: minutes, offline, no weights downloaded.
 
-    python training/gpu_check.py                          # on a GPU machine; fails loudly if CUDA is absent
-    python training/gpu_check.py --json gpu_check.json    # also write the results as JSON
-    python training/gpu_check.py --allow-cpu              # smoke test on CPU (the vLLM part is skipped)
+    python benchmarks/gpu_check.py                          # on a GPU machine; fails loudly if CUDA is absent
+    python benchmarks/gpu_check.py --json gpu_check.json    # also write the results as JSON
+    python benchmarks/gpu_check.py --allow-cpu              # smoke test on CPU (the vLLM part is skipped)
 
 The policy is the CPU lab's tiny Llama (about 0.8M parameters, char-level tokenizer), built in memory and saved to
 a temporary folder (`--lab-policy` uses the lab's pre-trained policy instead, trained and cached on first use). The

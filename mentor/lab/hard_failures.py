@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mentor.lab import data
+from mentor.lab import COMMITTED_POLICY, data
 from mentor.lab.sampling import completions
-from mentor.policy import COMMITTED_POLICY, load_policy, torch_threads
+from mentor.policy import load_checkpoint, torch_threads
 from mentor.tasks import arithmetic
 
 
-def failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
+def lab_failure_rows(policy: str | Path = COMMITTED_POLICY, n: int = 500, seed: int = 0, samples: int = 8,
                  temperature: float = 1.0, keep_all: bool = False, num_threads: int = 1) -> list[dict]:
-    model, tok = load_policy(policy)
+    model, tok = load_checkpoint(policy)
     problems = data.generate_problems("hard", n, seed=seed, split="heldout")
     with torch_threads(num_threads):
         outs = completions(model, tok, problems, num_samples=samples, temperature=temperature, seed=seed)
