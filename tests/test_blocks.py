@@ -157,9 +157,11 @@ def test_ctrl_c_keeps_the_finished_blocks_and_their_summary(tmp_path):
     import time
     from pathlib import Path
 
+    from interrupt import default_sigint
+
     (tmp_path / "run.py").write_text(INTERRUPTED_RUN.format(tests=str(Path(__file__).resolve().parent)))
     proc = subprocess.Popen([sys.executable, "run.py"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=default_sigint)
     try:
         deadline = time.monotonic() + 300  # a hang guard
         while not list((tmp_path / "out" / "blocks").glob("*.json")) and time.monotonic() < deadline:

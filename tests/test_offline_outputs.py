@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from failed_groups import ARITHMETIC
+from interrupt import default_sigint
 from mentor.cli import main
 from mentor.output import write_atomically
 from mentor.traces.jsonl import write_interventions
@@ -92,7 +93,7 @@ def test_ctrl_c_keeps_the_finished_interventions_and_says_how_many(tmp_path):
     out.write_text("an earlier run's output\n")
     proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "diagnose", "f.jsonl", "-o", "out.jsonl", "--config",
                              "cfg.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"})
+                            env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}, preexec_fn=default_sigint)
     try:
         stderr = StderrLines(proc)
         assert stderr.wait_for("stuck-1 is stuck"), stderr.text()
@@ -225,7 +226,7 @@ def test_ctrl_c_in_eval_keeps_the_finished_rows_and_says_which(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "eval", "f.jsonl", "--policy", "lab", "--config",
                              "stall=cfg.yaml", "--samples", "2", "-o", "r.json", "--threads", "1"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"})
+                            env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}, preexec_fn=default_sigint)
     try:
         stderr = StderrLines(proc)
         assert stderr.wait_for("stuck-1 is stuck"), stderr.text()  # the row `none` is done, `stall` is in its graph

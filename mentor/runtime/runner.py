@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import os
 import sys
@@ -152,6 +153,10 @@ class MentorRuntime:
         intervention)` is called as each group finishes, on the mentor loop's thread. See `arun` for `clock`."""
         future = asyncio.run_coroutine_threadsafe(self.arun(groups, on_done, clock), mentor_loop())
         try:
+            # In slices: the kernel may hand Ctrl-C's SIGINT to another thread, and the main thread, blocked in an
+            # untimed wait, would never run Python's handler; a slice's end lets it raise KeyboardInterrupt.
+            while not concurrent.futures.wait([future], timeout=0.5).done:
+                pass
             return future.result()
         except BaseException:  # Ctrl-C in the caller's thread: the loop stops this run's groups too
             future.cancel()
