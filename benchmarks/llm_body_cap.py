@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/llm_body_cap.py                          # 4 groups, 200 MiB answers
     .venv/bin/python benchmarks/llm_body_cap.py --content-mib 600 --groups 1
-    PYTHONPATH=/work/main .venv/bin/python benchmarks/llm_body_cap.py    # the same against another checkout
+    PYTHONPATH=../other-checkout .venv/bin/python benchmarks/llm_body_cap.py    # the same against another checkout
 
 Starts tests/openai_server.py on loopback answering every request with `--content-mib` MiB of content (written a
 MiB at a time, never held whole by the server), runs `python -m mentor.cli diagnose` on `--groups` failed groups
