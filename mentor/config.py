@@ -118,6 +118,21 @@ class MentorConfig:
     columns: dict[str, str] = field(default_factory=dict, metadata={
         "help": "Our reference field -> dataset column, for datasets that name them otherwise."})
 
+    # The choice: which hint a hinted group gets.
+    hint_choice: str = field(default="graph", metadata={
+        "help": "`graph` (the graph's hint; default) or `learning`: the policy tries the graph's hint and each "
+                "`hint_candidates` column's, G attempts each, and the group gets the one with the highest predicted "
+                "learning, p(1 - p) of the group as spliced, weighted down by HiLL's reliance (mentor/trl/choice.py); "
+                "that candidate's attempts are the re-attempt. Costs G more generations per extra candidate. "
+                "`in_step` mode only."})
+    hint_candidates: list[str] = field(default_factory=list, metadata={
+        "help": "Dataset columns holding other hints for `hint_choice: learning` to choose among (each checked for "
+                "leaks as the graph's is); a row's empty or missing column is left out."})
+    reliance_penalty: float = field(default=1.0, metadata={
+        "help": "Under `hint_choice: learning`, a candidate's score is multiplied by exp(reliance_penalty x "
+                "min(0, reliance)), reliance HiLL's over its correct attempts (per token; below 0 where the hint "
+                "makes them likelier). 0: reliance is ignored."})
+
     # The record.
     traces: bool = field(default=True, metadata={
         "help": "Write every intervention to `<output_dir>/mentor/traces.sqlite`."})
@@ -130,7 +145,7 @@ class MentorConfig:
         check_fields(self, "")
         self.nodes = node_backends(self.nodes)
         choices = {"strategy": ("replace_group", "replace_k", "mixed"), "hint_placement": ("prompt", "prefix"),
-                   "mode": ("in_step", "next_attempt")}
+                   "mode": ("in_step", "next_attempt"), "hint_choice": ("graph", "learning")}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise InputError(f"{key}: '{getattr(self, key)}' is not one of {list(allowed)}")
@@ -139,6 +154,13 @@ class MentorConfig:
         if self.strip_hint and self.mode == "next_attempt":
             raise InputError("strip_hint: true applies to mode: in_step only; mode: next_attempt samples the problem "
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
+        if self.hint_choice == "learning" and self.mode != "in_step":
+            raise InputError("hint_choice: learning tries each candidate inside the step; it needs mode: in_step")
+        if self.hint_choice == "learning" and not self.hint_candidates:
+            raise InputError("hint_choice: learning needs hint_candidates: the dataset columns of the hints to choose "
+                             "among besides the graph's (e.g. [hint_step1, hint_step2])")
+        if not all(isinstance(c, str) and c for c in self.hint_candidates):
+            raise InputError(f"hint_candidates: {self.hint_candidates!r} must be a list of column names")
         llm_nodes = sum(backend == "llm" for backend in self.nodes.values())
         if llm_nodes * self.llm.request_timeout_s >= self.timeout_s:  # a hung server would leave no time for `rules`
             warnings.warn(f"llm.request_timeout_s: {self.llm.request_timeout_s} s x {llm_nodes} llm node(s) is not "
@@ -229,6 +251,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "mixed_share": (lambda v: 0 < v <= 1, "a number > 0 and <= 1"),
     "max_rounds": (lambda v: v >= 1, "an integer >= 1"),
     "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
+    "reliance_penalty": (lambda v: 0 <= v < math.inf, "a finite number >= 0"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
@@ -260,7 +283,7 @@ def _check_ranges(config, ranges: dict[str, tuple[Any, str]], prefix: str) -> No
 
 
 # Annotation (a string: annotations are postponed) -> the types its values may have. An int passes for a float.
-_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "dict": (dict,),
+_TYPES = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,), "dict": (dict,), "list": (list,),
           "LLMConfig": (LLMConfig,)}
 
 

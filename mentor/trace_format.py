@@ -72,6 +72,8 @@ class TraceRecord(TypedDict, total=False):
     placement: str
     strip_hint: bool
     train_prefix: bool
+    # Under `hint_choice: learning`: each hint tried, {"hint", "source", "p", "reliance", "score", "chosen"}.
+    candidates: list[dict[str, Any]]
 
 
 def trace_record(group: FailedGroup, intervention: Intervention, attempts: list[dict[str, Any]] | None = None,

@@ -9,6 +9,7 @@ import pytest
 from mentor.cli import main
 from mentor.lab import blocks
 from mentor.lab.blocks import decide, outcome, paired_bootstrap
+from mentor.traces import TraceStore
 
 
 def test_the_bootstrap_resamples_policies_and_weights_their_blocks():
@@ -100,8 +101,9 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
     written = json.loads((tmp_path / "out" / "results.json").read_text())
     assert {"lab", "steps", "settings", "policy", "policies", "arms", "wall_s", "blocks", "paired"} <= set(written)
     assert [(b["pretrain_seed"], b["grpo_seed"]) for b in written["blocks"]] == [(0, 0), (0, 1)]
-    assert set(written["arms"]) == {"grpo", "resample", "static_hints", "mentor"}
-    for name in ("mentor - static_hints", "mentor - resample", "static_hints - resample"):
+    assert set(written["arms"]) == {"grpo", "resample", "static_hints", "mentor", "learning"}
+    for name in ("mentor - static_hints", "mentor - resample", "static_hints - resample", "learning - mentor",
+                 "learning - static_hints", "learning - resample"):
         stats = written["paired"][name]
         assert stats["n"] == 2 and stats["clusters"] == 1 and len(stats["ci"]) == 2 and "decision" in stats
         a, b = name.split(" - ")
@@ -109,6 +111,12 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
     # The control gets the extra attempts the mentor gets: every collapsed group re-drawn (this policy: all of them).
     arms = written["arms"]
     assert arms["resample"]["interventions"] == arms["mentor"]["interventions"] > 0
+    # The learning arm mentors the same groups and tries the graph's hint and the lab's one-step rules on each.
+    assert arms["learning"]["interventions"] == arms["mentor"]["interventions"]
+    store = TraceStore(tmp_path / "out" / "blocks" / "p0-g0" / "learning-seed0", readonly=True)
+    tried = [[c["source"] for c in r["candidates"]] for r in store.interventions()]
+    assert tried and all(t[0] == "graph" and set(t[1:]) <= {"hint_step1", "hint_step2"} for t in tried)
+    assert sum(len(t) for t in tried) > len(tried)  # the graph's hint is one of the rules' only sometimes
     assert arms["resample"]["hint_tokens_per_intervention"] == 0 and arms["grpo"]["interventions"] == 0
     # Within a block the arms share the start: the same held-out accuracy at step 0.
     for block in written["blocks"]:

@@ -6,6 +6,9 @@
   training problems) and the one that rescues most is kept.
 - `mentor`: the four-node graph, rules backends of the `composed` task (it reveals the step the attempts first get
   wrong). Both hinted arms splice by `COMPOSED_STRATEGY`.
+- `learning`: the mentor with `hint_choice: learning` (mentor/trl/choice.py): per collapsed group, the graph's hint
+  and every one-step library hint the lab allows (`CANDIDATE_COLUMNS`) are tried, G attempts each, and the group gets
+  the one with the highest p(1 - p) weighted by HiLL's reliance. It draws G more attempts per extra candidate.
 - `resample`: the retry control. Every collapsed group is re-drawn from its *unhinted* prompt, G fresh attempts
   through the same hook, rounds and splice as the hinted arms: the extra attempts the mentor gets, without a hint.
   It runs the static-hints graph over a constant marker column (`RESAMPLE_MARKER`) that `ResampleTask` accepts and
@@ -31,6 +34,8 @@ COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train
                                      "heldout_problems": 500, "eval_every": 25}
 LIBRARY_PROBLEMS = 300
 MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
+# The learning arm's candidates besides the graph's: "reveal step k" for every step the leak cap allows (not the last).
+CANDIDATE_COLUMNS = [f"hint_step{k}" for k in range(1, lab.LEVELS["hard"])]
 RESAMPLE_MARKER = "(re-draw, no hint)"  # the resample arm's "hint": a trace marker, never in a prompt
 RESAMPLE_COLUMN = "resample_marker"
 
@@ -75,6 +80,8 @@ def arm_config(arm: str, library_step: int | None, strategy: dict[str, Any]) -> 
         return {**strategy, **RESAMPLE_CONFIG}
     if arm == "static_hints":
         return {**strategy, **library_config(library_step or 1), "hint_placement": strategy["hint_placement"]}
+    if arm == "learning":
+        return {**strategy, "hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)}
     return dict(strategy)
 
 
@@ -82,15 +89,15 @@ def heldout(n: int) -> list[dict[str, Any]]:
     return lab.generate_problems("hard", n, seed=10_000, split="heldout")
 
 
-def dataset(n: int, seed: int, library_step: int | None, resample: bool = False):
+def dataset(n: int, seed: int, library_step: int | None, resample: bool = False, candidates: bool = False):
     """The training problems; the static library's hint column (`hint_step<k>`) when a library is given, the
-    resample control's marker column with `resample`."""
+    resample control's marker column with `resample`, the learning arm's `CANDIDATE_COLUMNS` with `candidates`."""
     ds = lab.make_dataset("hard", n, seed=seed, split="train")
     if resample:
         ds = ds.map(lambda row: {RESAMPLE_COLUMN: RESAMPLE_MARKER})
-    if library_step:
-        column = f"hint_step{library_step}"
-        ds = ds.map(lambda row: {column: step_hint([int(c) for c in row["answer"]], library_step)})
+    steps = list(range(1, lab.LEVELS["hard"])) if candidates else [library_step] if library_step else []
+    for k in steps:
+        ds = ds.map(lambda row, k=k: {f"hint_step{k}": step_hint([int(c) for c in row["answer"]], k)})
     return ds
 
 

@@ -22,8 +22,9 @@ from typing import Any
 from mentor.types import InputError
 
 ARMS = ("grpo", "static_hints", "mentor")
-# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted, mentor.lab.composed_demo).
-COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor")
+# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted) and the mentor that
+# chooses by predicted learning (`learning`: `hint_choice: learning`), both in mentor.lab.composed_demo.
+COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning")
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
@@ -248,7 +249,8 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
 
     config = cd.arm_config(arm, step, settings.strategy)
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
-                    cd.dataset(settings.train_problems, seed, step, resample=arm == "resample"), composed_reward,
+                    cd.dataset(settings.train_problems, seed, step, resample=arm == "resample",
+                               candidates=arm == "learning"), composed_reward,
                     cd.MAX_COMPLETION_LENGTH, config)
     if arm == "resample":
         result["hint_tokens_per_intervention"] = 0.0  # its trace "hint" is a marker the policy never sees

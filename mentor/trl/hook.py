@@ -25,6 +25,8 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.leakage import check_leak
+from mentor.leakage.fold import visible_text
 from mentor.placement import prompt_text
 from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
@@ -34,6 +36,7 @@ from mentor.tasks.base import Task, completion_text
 from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import BatchRules, Generation, problem_id
+from mentor.trl.choice import Candidate, best, score
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -58,6 +61,7 @@ class StepWork:
     history: dict[int, list[dict]] = field(default_factory=dict)  # hints given each group in this step
     attempts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # each group's latest attempts
     spliced: dict[int, tuple[Generation, torch.Tensor, str]] = field(default_factory=dict)  # last splice: trains
+    candidates: dict[int, list[Candidate]] = field(default_factory=dict)  # `hint_choice: learning`: the latest tried
     mentor_s: float = 0.0
     regen_s: float = 0.0
 
@@ -156,13 +160,17 @@ class GenerationHook:
             kept.append(g)
         interventions = self.mentored(work, groups)
         hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
-        reattempts, seconds = (self.reattempt(work.prompts, rows, hinted) if hinted and self.config.mode == "in_step"
-                               else ({}, 0.0))
-        work.regen_s += seconds
+        reattempts: dict[int, tuple[Generation, torch.Tensor]] = {}
+        if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
+            reattempts = self.chosen(work, hinted, dict(zip(kept, groups)))
+        elif hinted and self.config.mode == "in_step":
+            gens, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
+            reattempts = {g: gen for (g, _), gen in zip(hinted, gens)}
+            work.regen_s += seconds
         still = []
         for g, group, iv in zip(kept, groups, interventions):
             record = self.record(work.step, g, round_, group, work.prompts[g * G], work.attempts[g], iv,
-                                 reattempts.get(g))
+                                 reattempts.get(g), work.candidates.pop(g, None))
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"])
             if not iv.hint:
@@ -207,6 +215,9 @@ class GenerationHook:
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
                                                              - work.fallbacks_before)),
         }
+        if self.config.hint_choice == "learning":  # mentor/trl/choice.py's figures
+            metrics.update({f"mentor/{key}": work.stats[key] for key in
+                            ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})
         self.callback.log_step(self.adapter, work.step, metrics, work.records)
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
@@ -231,32 +242,101 @@ class GenerationHook:
         every, G = self.config.reliance_every, self.rules.num_generations
         if not every or step % every or not spliced:
             return {}
-        threshold = self.config.collapse_threshold
         responses = []
         for g, (gen, hint_rewards, hint) in spliced.items():
-            plain = self.adapter.prompt_ids(self.rules.rendered(prompts[g * G]))  # the ids TRL gave the prompt
             totals = self.rules.total(hint_rewards).tolist()
-            for j in self.rules.picks(totals):
-                hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
-                prefix = self.rules.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
-                if totals[j] > threshold and (prefix or generated):
-                    responses.append(HintedResponse(plain, hinted, prefix, generated))
+            responses += self.correct_responses(prompts[g * G], gen, hint_rewards, hint, self.rules.picks(totals))
         if not responses:
             return {}
+        terms, seconds = self.reliance_terms(step, responses)
+        if terms is None:
+            return {"mentor/reliance_errors": 1}
+        return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
+
+    def correct_responses(self, prompt: Any, gen: Generation, hint_rewards: torch.Tensor, hint: str, rows: list[int]
+                          ) -> list[HintedResponse]:
+        """The re-attempts among `rows` of a group (whose prompt is `prompt`, its hint `hint`) that earned reward,
+        as the ids HiLL's reliance scores."""
+        plain = self.adapter.prompt_ids(self.rules.rendered(prompt))  # the ids TRL gave the prompt
+        totals = self.rules.total(hint_rewards).tolist()
+        responses = []
+        for j in rows:
+            hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
+            prefix = self.rules.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
+            if totals[j] > self.config.collapse_threshold and (prefix or generated):
+                responses.append(HintedResponse(plain, hinted, prefix, generated))
+        return responses
+
+    def reliance_terms(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
+        """HiLL's reliance term of each response (mentor/reliance.py), the responses split across ranks in equal
+        shares, and the seconds it took; None (logged) where the policy could not score them."""
         batch, model = self.adapter.per_device_batch_size, self.adapter.model
         pad_id = self.adapter.tokenizer.pad_token_id
 
-        def score(share: list[HintedResponse]) -> list[float | None]:
+        def terms_of(share: list[HintedResponse]) -> list[float | None]:
             try:
                 return reliance_terms(model, pad_id, share, batch)
-            except Exception as e:  # a metric: it may not stop training; None keeps the ranks' gathers aligned
-                logger.warning("mentor/reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+            except Exception as e:  # it may not stop training; None keeps the ranks' gathers aligned
+                logger.warning("hint reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
                 return [None] * len(share)
 
-        terms, seconds = split_map(score, responses, pad=True)
-        if None in terms:
-            return {"mentor/reliance_errors": 1}
-        return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
+        terms, seconds = split_map(terms_of, responses, pad=True)
+        return (None if None in terms else terms), seconds
+
+    def chosen(self, work: StepWork, hinted: list[tuple[int, Intervention]], groups: dict[int, FailedGroup]
+               ) -> dict[int, tuple[Generation, torch.Tensor]]:
+        """`hint_choice: learning` (mentor/trl/choice.py): every hinted group's candidates tried, G attempts each;
+        each intervention's hint becomes its best candidate, whose attempts are the group's re-attempt. The tried
+        candidates go to `work.candidates`, the extra attempts to the counters."""
+        G = self.rules.num_generations
+        options = {g: self.candidates(work, work.rows[g * G], iv.hint, groups[g]) for g, iv in hinted}
+        tries = [(g, c) for g, _ in hinted for c in options[g]]
+        gens, seconds = self.reattempt(work.prompts, work.rows, [(g, c.hint) for g, c in tries])
+        work.regen_s += seconds
+        totals = [self.rules.total(scores).tolist() for _, scores in gens]
+        picks = [self.rules.picks(t) for t in totals]  # the rows the strategy would splice
+        correct = [self.correct_responses(work.prompts[g * G], gen, scores, c.hint, rows)
+                   for (g, c), (gen, scores), rows in zip(tries, gens, picks)]
+        flat = [r for responses in correct for r in responses]
+        terms, seconds = self.reliance_terms(work.step, flat) if flat else ([], 0.0)
+        work.regen_s += seconds
+        work.stats["reliance_errors"] += terms is None
+        at = 0
+        threshold = self.config.collapse_threshold
+        for (g, c), responses, rows, t in zip(tries, correct, picks, totals):
+            c.p = sum(t[j] > threshold for j in rows) / G  # the group as spliced: its other rows failed
+            own = terms[at:at + len(responses)] if terms else []
+            at += len(responses)
+            c.reliance = mean(own)
+            c.score = score(c.p, c.reliance, self.config.reliance_penalty)
+        reattempts, k = {}, 0
+        for g, iv in hinted:
+            tried = options[g]
+            pick = best(tried)
+            iv.hint = tried[pick].hint
+            reattempts[g] = gens[k + pick]
+            work.candidates[g] = tried
+            work.stats["candidate_attempts"] += (len(tried) - 1) * G
+            work.stats["chosen_not_graph"] += tried[pick].source != "graph"
+            k += len(tried)
+        return reattempts
+
+    def candidates(self, work: StepWork, row: dict, hint: str, group: FailedGroup) -> list[Candidate]:
+        """The graph's `hint` and the group's `hint_candidates` columns (read from its first `row`) that are there,
+        pass the leakage check and differ from an earlier candidate, each as the policy would see it."""
+        options = [Candidate(hint, "graph")]
+        for column in self.config.hint_candidates:
+            text = row.get(column)
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if check_leak(text, group.reference, self.task, problem=group.prompt).leaked:
+                work.stats["candidates_leaking"] += 1
+                continue
+            text, broken = self.rules.safe_hint(visible_text(text))
+            work.stats["special_tokens_neutralised"] += broken > 0
+            if all(text != c.hint for c in options):
+                options.append(Candidate(text, column))
+        return options
 
     def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list
                       ) -> tuple[dict[int, Any], dict[int, dict], dict[int, Any]]:
@@ -290,11 +370,11 @@ class GenerationHook:
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.ledger.hint_history.get(pid, []) + history)
 
-    def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]]
-                  ) -> tuple[dict, float]:
-        """G fresh completions per hinted group through the trainer's own generation path, scored once; and the
-        seconds it took (the slowest rank's). `prompts` and `rows` hold at least the hinted groups' rows, by row
-        number in the whole batch.
+    def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, str]]
+                  ) -> tuple[list[tuple[Generation, torch.Tensor]], float]:
+        """G fresh completions per (group, hint) in `hinted` through the trainer's own generation path, scored once,
+        in `hinted`'s order; and the seconds it took (the slowest rank's). `prompts` and `rows` hold at least the
+        hinted groups' rows, by row number in the whole batch.
 
         Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs. Each rank re-generates an
         equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
@@ -303,11 +383,11 @@ class GenerationHook:
         G = self.rules.num_generations
         batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
 
-        def regenerate(mine: list[tuple[int, Intervention]]) -> list[Generation]:
+        def regenerate(mine: list[tuple[int, str]]) -> list[Generation]:
             # One hinted prompt per group, G times (TRL's `_generate` copies its prompts before it changes them).
-            hinted_prompts = [p for g, iv in mine for p in [self.rules.hinted_prompt(prompts[g * G], iv.hint)] * G]
+            hinted_prompts = [p for g, hint in mine for p in [self.rules.hinted_prompt(prompts[g * G], hint)] * G]
             gen = self.adapter.generate(hinted_prompts)
-            hint_rows = [{**rows[g * G + j], "mentor_hint": iv.hint} for g, iv in mine for j in range(G)]
+            hint_rows = [{**rows[g * G + j], "mentor_hint": hint} for g, hint in mine for j in range(G)]
             completions = gen.completions = self.rules.whole_responses(
                 [prompts[g * G] for g, _ in mine for _ in range(G)], [r["mentor_hint"] for r in hint_rows],
                 gen.completions)
@@ -319,12 +399,13 @@ class GenerationHook:
 
         gens, seconds = split_map(regenerate, hinted, pad=True)
         scores = batch_scores[0]
-        return {g: (gens[k], scores[k * G:(k + 1) * G]) for k, (g, _) in enumerate(hinted)}, seconds
+        return [(gens[k], scores[k * G:(k + 1) * G]) for k in range(len(hinted))], seconds
 
     def record(self, step: int, g: int, round_: int, group: FailedGroup, prompt: Any,
-               attempts: list[tuple[str, float]], iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None
-               ) -> TraceRecord:
-        """The trace record of one intervention on `group`, whose rows' prompt is `prompt`."""
+               attempts: list[tuple[str, float]], iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None,
+               candidates: list[Candidate] | None = None) -> TraceRecord:
+        """The trace record of one intervention on `group`, whose rows' prompt is `prompt`; `candidates`: the hints
+        tried under `hint_choice: learning`."""
         hinted = self.rules.rendered(self.rules.hinted_prompt(prompt, iv.hint)) if iv.hint else None
         training = {"step": step, "group": g, "round": round_, "reattempt": [], "recovered": False,
                     "strategy": self.config.strategy, "placement": self.config.hint_placement,
@@ -335,4 +416,6 @@ class GenerationHook:
             training["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                      for c, r in zip(gen.completions, totals)]
             training["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
+        if candidates:
+            training["candidates"] = [{**c.to_dict(), "chosen": c.hint == iv.hint} for c in candidates]
         return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)
