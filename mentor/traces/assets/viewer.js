@@ -586,6 +586,20 @@
         : h('p', { class: 'muted', id: 'detail-sent', text: 'not recorded: a trace of an earlier version, or no policy saw the hint (mentor diagnose); the problem and the hint are shown apart above' }));
     }
 
+    if (Array.isArray(r.candidates) && r.candidates.length) {  // hint_choice: learning, mentor/trl/choice.py
+      el.appendChild(h('h3', { text: 'Hints tried (' + r.candidates.length + '): the best p(1 - p) x reliance weight was given' }));
+      el.appendChild(h('table', { class: 'candidates', id: 'detail-candidates' },
+        h('thead', null, h('tr', null, ['source', 'hint', 'p', 'reliance', 'score', 'given'].map(function (k) {
+          return h('th', { text: k });
+        }))),
+        h('tbody', null, r.candidates.map(function (c) {
+          return h('tr', { class: c.chosen ? 'chosen' : null }, h('td', { text: String(c.source) }),
+            h('td', null, h('pre', { text: String(c.hint) })), h('td', { text: fmtNum(c.p) }),
+            h('td', { text: fmtNum(c.reliance) }), h('td', { text: fmtNum(c.score) }),
+            h('td', { text: c.chosen ? 'yes' : '' }));
+        }))));
+    }
+
     var ds = drafts(r);
     el.appendChild(h('h3', { text: 'Rejected drafts (' + ds.length + ')' }));
     el.appendChild(h('div', { class: 'drafts' }, ds.length ? ds.map(function (x, i) {
