@@ -303,8 +303,8 @@ class GenerationHook:
         work.stats["reliance_errors"] += terms is None
         at = 0
         threshold = self.config.collapse_threshold
-        for (g, c), responses, rows, t in zip(tries, correct, picks, totals):
-            c.p = sum(t[j] > threshold for j in rows) / G  # the group as spliced: its other rows failed
+        for (_, c), responses, rows, row_totals in zip(tries, correct, picks, totals):
+            c.p = sum(row_totals[j] > threshold for j in rows) / G  # the group as spliced: its other rows failed
             own = terms[at:at + len(responses)] if terms else []
             at += len(responses)
             c.reliance = mean(own)
