@@ -2,7 +2,8 @@
 
 What several test files share that is not a fixture lives in a helper module here, never in a test file:
 failed_groups.py (failed groups to diagnose), llm_config.py (configs that talk to a loopback server),
-openai_server.py (that server), tiny_grpo.py (a tiny real GRPOTrainer), chromium.py (a headless browser).
+openai_server.py (that server), loopback.py (a free port, the wait for a server), tiny_grpo.py (a tiny real
+GRPOTrainer), chromium.py (a headless browser).
 """
 
 import pytest

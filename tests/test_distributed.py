@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from mentor.traces import TraceStore
-from mentor.trl.distributed import share
+from mentor.trl.distributed import end_process_group, share
 from mentor.trl.hook import GenerationHook
 from mentor.trl.ledger import HintLedger
 from tiny_grpo import G, make_trainer
@@ -124,6 +124,9 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 0, output[-4000:]
+    for k in (0, 1):  # the group's threads were joined before exit, where one could abort the rank (SIGABRT)
+        threads = json.loads((tmp_path / "ranks" / f"threads.rank{k}.json").read_text())
+        assert threads and not [name for name in threads if "gloo" in name], threads
 
     for name, one in single.items():
         ranks = [json.loads((tmp_path / "ranks" / f"{name}.rank{k}.json").read_text()) for k in (0, 1)]
@@ -159,3 +162,6 @@ if __name__ == "__main__":  # one rank of the torchrun launch above
     for scenario in SCENARIOS:
         result = run(scenario, str(out / scenario), per_device=ROWS // world)
         (out / f"{scenario}.rank{rank}.json").write_text(json.dumps(result))
+    end_process_group()
+    tasks = Path("/proc/self/task")  # the threads left for the interpreter's exit
+    (out / f"threads.rank{rank}.json").write_text(json.dumps([(t / "comm").read_text().strip() for t in tasks.iterdir()]))

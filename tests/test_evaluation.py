@@ -1,11 +1,11 @@
 """`mentor eval` on the lab's committed policy: the report, its seeding, the rows' meaning, and bad inputs."""
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 
+from loopback import free_port
 from mentor.cli import main
 from mentor.lab import data as labdata
 from mentor.lab.hard_failures import lab_failure_rows
@@ -110,9 +110,7 @@ def test_the_same_seed_gives_the_same_report(failures, tmp_path):
 
 
 def test_a_row_whose_llm_nodes_fall_back_counts_them_and_equals_its_rules_twin(failures, tmp_path, capsys):
-    with socket.socket() as s:  # a loopback port nobody listens on: every llm call is refused at once
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nobody listens on it: every llm call is refused at once
     llm = tmp_path / "llm.yaml"
     llm.write_text((CONFIGS / "mentor_prompt.yaml").read_text() + "nodes: {error_classifier: llm, hint_composer: llm}\n"
                    f"llm: {{provider: openai, model: m, base_url: 'http://127.0.0.1:{port}/v1', max_retries: 0}}\n")

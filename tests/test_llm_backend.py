@@ -5,13 +5,13 @@ Every failure of the chat model (malformed answers, 5xx, timeouts, an unreachabl
 """
 
 import json
-import socket
 import time
 
 import pytest
 
 from failed_groups import group
 from llm_config import ALL_LLM, config
+from loopback import free_port
 from mentor.config import NODES, MentorConfig
 from mentor.runtime import MentorRuntime
 from mentor.runtime.llm import load_prompt
@@ -316,9 +316,7 @@ def test_a_group_cut_off_by_its_timeout_keeps_its_node_records_and_fallbacks(ope
 
 # --- (5) an unreachable server -------------------------------------------------------------------------------
 def test_an_unreachable_server_falls_back():
-    with socket.socket() as s:  # a port that was free a moment ago, and is closed now
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # free a moment ago, and closed now
     results = MentorRuntime(config(f"http://127.0.0.1:{port}/v1")).run([group(), addition(2)])
     for result in results:
         assert result.error is None and result.hint

@@ -4,16 +4,14 @@ behind `transformers serve` (a real OpenAI-compatible server on loopback, which 
 Short budgets (llm.max_tokens) and two groups keep this file near two minutes on 2 shared cores."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 
 import pytest
 import torch
 
 from failed_groups import ARITHMETIC, MATH, group
+from loopback import free_port, wait_until_up
 from mentor.config import NODES
 from mentor.runtime import MentorRuntime
 from mentor.runtime.hf import BatchedChat
@@ -91,12 +89,6 @@ def test_a_request_past_llm_request_timeout_s_falls_back_and_its_row_stops_gener
     assert made < budget, generated  # the abandoned row stopped when its caller gave up, short of its budget
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def served(smollm2):
     """`transformers serve` with the real model on a free loopback port, one request at a time (continuous batching
@@ -105,16 +97,8 @@ def served(smollm2):
     proc = subprocess.Popen([sys.executable, "-m", "transformers.cli.transformers", "serve", smollm2, "--host",
                              "127.0.0.1", "--port", str(port), "--device", "cpu"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
-    deadline = time.monotonic() + 300  # a hang guard: the server starts in about 20 s, on a loaded machine later
-    try:
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-                break
-            except OSError:
-                assert proc.poll() is None, f"transformers serve exited with {proc.returncode}"
-                assert time.monotonic() < deadline, "transformers serve not ready within 300 s"
-                time.sleep(0.5)
+    try:  # it starts in about 20 s, on a loaded machine later
+        wait_until_up(f"http://127.0.0.1:{port}/health", proc, "transformers serve", 300, poll_s=0.5)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         proc.kill()

@@ -103,6 +103,10 @@ class FaultProxy(ThreadingHTTPServer):
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
+    def __exit__(self, *exc):  # the server's own closes the socket only: stop serving first
+        self.shutdown()
+        self.server_close()
+
 
 class ProxyHandler(BaseHTTPRequestHandler):
     def log_message(self, *args):
@@ -132,25 +136,17 @@ class ProxyHandler(BaseHTTPRequestHandler):
 
 @pytest.mark.parametrize("faults", [[429], [500], ["drop"]], ids=["429", "500", "disconnect"])
 def test_a_429_a_500_or_a_dropped_connection_is_retried_and_the_real_answer_used(smollm2, served, faults):
-    proxy = FaultProxy(served, faults)
-    try:
+    with FaultProxy(served, faults) as proxy:
         runtime = MentorRuntime(mentor(smollm2, proxy.base_url, nodes={"root_cause_analyst": "llm"}, max_retries=1))
         [result] = runtime.run([group(ARITHMETIC)])
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
     assert proxy.seen == [faults[0], "vllm"]
     assert result.fallbacks == [] and result.backend["root_cause_analyst"] == "llm"
 
 
 def test_faults_past_llm_max_retries_fall_back_to_rules_counted(smollm2, served):
-    proxy = FaultProxy(served, [500, 500])
-    try:
+    with FaultProxy(served, [500, 500]) as proxy:
         runtime = MentorRuntime(mentor(smollm2, proxy.base_url, nodes={"root_cause_analyst": "llm"}, max_retries=1))
         [result] = runtime.run([group(ARITHMETIC)])
-    finally:
-        proxy.shutdown()
-        proxy.server_close()
     assert proxy.seen == [500, 500]
     [fallback] = result.fallbacks
     assert fallback.startswith("root_cause_analyst: ") and "Error code: 500 - injected 500" in fallback, fallback

@@ -3,18 +3,11 @@
 vLLM's CPU start takes minutes on 2 shared cores (most of it warm-up), so the tests start one per session."""
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from loopback import free_port, wait_until_up
 
 
 @contextmanager
@@ -33,18 +26,8 @@ def vllm_server(model: str, *flags: str, log_path: str, ready_within_s: float = 
         proc = subprocess.Popen([sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", model,
                                  "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32",
                                  "--max-model-len", "2048", *flags], stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = time.monotonic() + ready_within_s  # a hang guard
     try:
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-                break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the vLLM server exited with {proc.returncode}; its log: {log_path}")
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"the vLLM server was not ready within {ready_within_s} s; log: {log_path}")
-                time.sleep(1)
+        wait_until_up(f"http://127.0.0.1:{port}/health", proc, "the vLLM server", ready_within_s, log_path)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         proc.terminate()

@@ -16,6 +16,8 @@ from typing import Any
 
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser, get_peft_config
 
+from mentor.trl.distributed import end_process_group
+
 LAB_MODEL = "mentor-lab"  # model_name_or_path that means: the CPU lab's pre-trained policy (built and cached)
 
 
@@ -99,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
     if saves_weights(training_args):
         trainer.save_model(training_args.output_dir)
+    del trainer  # its DDP model holds the process group, whose threads end_process_group joins
+    end_process_group()  # last: a rank that exits with the group up may abort (mentor/trl/distributed.py)
 
 
 def saves_weights(training_args: GRPOConfig) -> bool:

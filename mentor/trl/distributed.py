@@ -6,6 +6,7 @@ to call from data that is the same on every rank (the gathered rewards, the hint
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any, Callable
 
@@ -21,6 +22,23 @@ def rank_and_world() -> tuple[int, int]:
 def gather(value: Any) -> list:
     """`value` from every rank, in rank order (`[value]` in one process)."""
     return gather_object([value])
+
+
+def end_process_group() -> None:
+    """The last call of a script that runs under many processes (`torchrun`, `accelerate launch`), after everything
+    collective (`train`, `evaluate`, `save_model`), with no trainer left in scope: waits for every rank, destroys
+    the process group, and frees the trainers gone, whose DDP models hold it; the last reference's release joins the
+    group's threads. Nothing in one process.
+
+    Without it, a rank may abort at exit ("terminate called without an active exception", SIGABRT): a gloo worker
+    thread drops a finished collective's tensors (transformers gathers the FLOPs at the end of `train`) after the
+    caller has moved on, and freeing a tensor that Python made takes the GIL; if the interpreter is finalising by
+    then, CPython ends that thread mid-destructor and C++ terminates the process (docs/configuration.md).
+    """
+    state = PartialState()
+    state.wait_for_everyone()
+    state.destroy_process_group()
+    gc.collect()  # a trainer and its callbacks refer to each other: only the cyclic collector frees them
 
 
 def share(items: list, rank: int, world: int, pad: bool = True) -> list:
