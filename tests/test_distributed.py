@@ -32,6 +32,9 @@ SCENARIOS = {
     "escalate": {"config": {"max_rounds": 2}, "problems": 16, "steps": 1, "pay_hints": False, "easy": 2},
     # Hints wait for the problem's next sampling; three problems come back every step.
     "next_attempt": {"config": {"mode": "next_attempt"}, "problems": 3, "steps": 2, "pay_hints": True, "easy": 0},
+    # hint_choice: learning: 3 groups x 2 candidates tried over 2 ranks; only the column's hint pays, so it is chosen.
+    "choice": {"config": {"hint_choice": "learning", "hint_candidates": ["alt"]}, "problems": 16, "steps": 1,
+               "pay_hints": True, "easy": 0, "paid_hint": "add the ones first"},
 }
 
 
@@ -40,13 +43,14 @@ class Reward:
 
     __name__ = "dist_reward"
 
-    def __init__(self, pay_hints: bool, easy: set[str]):
-        self.pay_hints, self.easy, self.sizes = pay_hints, easy, []
+    def __init__(self, pay_hints: bool, easy: set[str], paid_hint: str | None = None):
+        self.pay_hints, self.easy, self.paid_hint, self.sizes = pay_hints, easy, paid_hint, []
 
     def __call__(self, prompts, completions, problem_id, mentor_hint=None, **kwargs):
         self.sizes.append(len(completions))
         hints = mentor_hint or [""] * len(completions)
-        return [float(i % 2 == 0 and (self.pay_hints if hint else pid in self.easy))
+        paid = [self.pay_hints and self.paid_hint in (None, hint) for hint in hints]
+        return [float(i % 2 == 0 and (paid[i] if hint else pid in self.easy))
                 for i, (hint, pid) in enumerate(zip(hints, problem_id))]
 
 
@@ -63,7 +67,9 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
     # An untied random output layer, so that greedy completions differ from prompt to prompt (a tied one repeats ':').
     model.lm_head.weight = torch.nn.Parameter(3 * torch.randn_like(model.lm_head.weight))
     dataset = make_dataset("hard", scenario["problems"], seed=0)
-    reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]))
+    if "paid_hint" in scenario:
+        dataset = dataset.add_column("alt", [scenario["paid_hint"]] * len(dataset))
+    reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]), scenario.get("paid_hint"))
     trainer = make_trainer(out_dir, reward, max_steps=scenario["steps"], dataset=dataset, policy=(model, tokenizer),
                            per_device_train_batch_size=per_device, shuffle_dataset=False,
                            generation_kwargs={"do_sample": False})
@@ -155,6 +161,13 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
     assert not any(row[0].startswith("Hint:") for rank in later for row in rank["rows"][0])
     assert all(row[0].startswith("Hint:") for rank in later for row in rank["rows"][1])
     assert len(later[0]["history"]) == 3 and later[0]["pending"] == {}
+
+    choice = [json.loads((tmp_path / "ranks" / f"choice.rank{k}.json").read_text()) for k in (0, 1)]
+    log = choice[0]["logs"][0]
+    assert log["mentor/interventions"] == 3 and log["mentor/candidate_attempts"] == 3 * G
+    assert log["mentor/chosen_not_graph"] == 3 and log["mentor/collapse_rate_after"] == 0
+    assert all("add the ones first" in row[0] for rank in choice for row in rank["rows"][0])
+    assert [rank["sizes"] for rank in choice] == [[6, 12], [6, 12]]  # 6 candidate groups: 3 per rank
 
 
 if __name__ == "__main__":  # one rank of the torchrun launch above
