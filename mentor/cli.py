@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from mentor.evaluation.command import add_eval_command
     from mentor.failures_command import add_failures_command
-    from mentor.lab.demo import add_demo_command
+    from mentor.lab.demo_cli import add_demo_command
     from mentor.traces.viewer import add_traces_command
 
     add_demo_command(sub)

@@ -18,15 +18,9 @@ from mentor.mathtext.cost import expression_cost, safe_expression
 from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.rewards import math_reward
 from mentor.tasks import get_task
-from mentor.tasks.math import (
-    MathTask,
-    _fast_equal,
-    _reference_results,
-    _trl_accuracy,
-    answer_and_extraction,
-    arithmetic_slips,
-    score_answer,
-)
+from mentor.tasks.math import MathTask, answer_and_extraction, arithmetic_slips, score_answer
+from mentor.tasks.math.score import _fast_equal, _trl_accuracy
+from mentor.tasks.math.worked_steps import reference_results
 from mentor.types import Attempt, Diagnosis, FailedGroup
 
 
@@ -166,18 +160,18 @@ def test_feedback_and_classes(champ, task):
     assert task.classify(Attempt("\\boxed{376, 624}"), parts) == "partial_answer"
 
 
-def test_reference_results_are_worked_out_once_per_solution(champ, task):
+def testreference_results_are_worked_out_once_per_solution(champ, task):
     """Each reference step's new numbers (above 10 or not whole) depend on the solution only: a group's
     attempts share one computation."""
     row = champ[0]
-    key, known = _reference_results(row["solution"])
+    key, known = reference_results(row["solution"])
     assert key[:4] == (frozenset(),) * 4 and key[4] == {12, 17, 29, 41, 70, 99} and key[5] == {239}
     assert known == {12, 17, 29, 41, 70, 99, 239}
-    _reference_results.cache_clear()
+    reference_results.cache_clear()
     ref = reference(row)
     fbs = [task.feedback(f"So \\boxed{{{n}}}.", ref) for n in (5, 6, 7)]
     assert [fb["diverges_at_reference_step"] for fb in fbs] == [5, 5, 5]
-    info = _reference_results.cache_info()
+    info = reference_results.cache_info()
     assert (info.misses, info.hits) == (1, 2)
 
 
@@ -211,7 +205,7 @@ def test_compose_all_tiers_never_leak_on_champ(champ, task):
 
 def test_compose_checks_drafts_only_up_to_the_one_it_uses(champ, task, monkeypatch):
     """The first passing draft is the hint (the second after a leak): later drafts are never checked."""
-    import mentor.tasks.math as math_module
+    import mentor.tasks.math.task as math_module
 
     g, d = group(champ[0]), Diagnosis("wrong_method", first_error_step=5)
     checked = []

@@ -53,7 +53,7 @@ STUCK_THREADS = """
 import json, threading
 from failed_groups import ARITHMETIC
 from mentor.runtime import MentorRuntime
-from mentor.runtime.runner import mentor_threads
+from mentor.runtime.event_loop import mentor_threads
 from mentor.types import FailedGroup
 
 runtime = MentorRuntime({"graph": GRAPH, "timeout_s": 0.5, "max_concurrent_groups": 2})

@@ -6,7 +6,8 @@
 - `mentor.lab.model`: the small Llama policy.
 - `mentor.lab.pretrain`: cached pre-training on the easy level (loading a checkpoint: `mentor.policy`).
 - `mentor.lab.sampling`: fast batched sampling and evaluation (greedy accuracy, a group's rewards).
-- `mentor.lab.demo`: the `mentor demo` experiment; `mentor.lab.report`: its HTML report.
+- `mentor.lab.demo`: the `mentor demo` experiment (its settings in `mentor.lab.demo_settings`, its runs in parallel
+  processes in `mentor.lab.demo_pool`, the command in `mentor.lab.demo_cli`); `mentor.lab.report`: its HTML report.
 - The composed-skills lab (`mentor demo --lab composed`): `mentor.lab.composed` (problems, per-seed gaps,
   pre-training), `mentor.lab.composed_eval` (step-0 failures and the headroom table), `mentor.lab.composed_demo`
   (the demo's arms); its task is `mentor.tasks.composed`.

@@ -5,113 +5,22 @@ Three arms share the pre-trained policy, the seed, the step budget and the hyper
 - `static_hints`: a pre-defined hint library (the first answer digits of each problem), given whenever the
   problem's group collapses, through the `graphs/static_hints` graph;
 - `mentor`: the four-agent mentor graph, diagnosing each collapsed group live.
+
+The parts, one job each: `demo_settings` (arms, labs, `DemoSettings`), this module (training each arm and
+gathering the figures), `demo_pool` (the runs in parallel processes), `demo_cli` (`mentor demo`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from mentor.types import InputError
-
-ARMS = ("grpo", "static_hints", "mentor")
-# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted) and the mentor that
-# chooses by predicted learning (`learning`: `hint_choice: learning`), both in mentor.lab.composed_demo.
-COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning")
-LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
-
-# How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
-# keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
-# One file, which training/configs/lab_cpu.yaml names as its `mentor:` config too.
-LAB_STRATEGY: dict[str, Any] = json.loads((Path(__file__).parent / "strategy.json").read_text())
-
-
-@dataclass
-class DemoSettings:
-    """What one demo run does. Defaults are the full demo; `quick()` is the smoke run.
-
-    Args:
-        steps: GRPO steps per arm.
-        prompts_per_step: problems per step (each gets `num_generations` completions).
-        num_generations: GRPO group size G.
-        learning_rate: peak learning rate.
-        lr_scheduler: TRL/transformers `lr_scheduler_type`; cosine decay steadies the end of a short run.
-        train_problems: hard training problems (operands 100-999).
-        heldout_problems: held-out hard problems, never trained on, decoded greedily.
-        eval_every: steps between held-out evaluations (the curve).
-        seeds: one run per seed and arm.
-        arms: which arms to run.
-        pretrain: overrides of the lab's pre-training hyper-parameters.
-        strategy: mentor config keys saying how both hinted arms splice hints (default: `LAB_STRATEGY`).
-        static_hint_digits: leading answer digits of the `static_hints` library's hint (1 to 3; default 3, the
-            best library measured, docs/lab.md); hint dependence is measured with a hint of this many digits.
-        jobs: runs (arm and seed) trained at once, each in its own process on one CPU thread; 0 (the
-            default) starts every run at once, up to two per core, so that no core idles while the
-            slowest arm finishes.
-        lab: `addition` (the default lab) or `composed` (the composed-skills lab: a seed selects its own pre-trained
-            policy too, and `static_hints` is that seed's best fixed "reveal step k" rule; see docs/lab.md).
-    """
-
-    steps: int = 600
-    prompts_per_step: int = 8
-    num_generations: int = 8
-    learning_rate: float = 1e-3
-    lr_scheduler: str = "cosine"
-    train_problems: int = 4000
-    heldout_problems: int = 500
-    eval_every: int = 50
-    seeds: list[int] = field(default_factory=lambda: [0])
-    arms: list[str] = field(default_factory=lambda: list(ARMS))
-    pretrain: dict[str, Any] = field(default_factory=dict)
-    strategy: dict[str, Any] = field(default_factory=lambda: dict(LAB_STRATEGY))
-    static_hint_digits: int = 3
-    jobs: int = 0
-    lab: str = "addition"
-
-    def __post_init__(self):
-        at_least = {"steps": 1, "prompts_per_step": 1, "num_generations": 2, "train_problems": 1,
-                    "heldout_problems": 1, "eval_every": 1, "jobs": 0}
-        for name, low in at_least.items():
-            if getattr(self, name) < low:
-                raise InputError(f"{name} must be at least {low}, got {getattr(self, name)}")
-        if not self.learning_rate > 0:
-            raise InputError(f"learning_rate must be above 0, got {self.learning_rate}")
-        if not 1 <= self.static_hint_digits <= 3:
-            raise InputError(f"static_hint_digits must be 1, 2 or 3 (4 would be the whole answer), "
-                             f"got {self.static_hint_digits}")
-        if self.lab not in LABS:
-            raise InputError(f"lab: unknown lab {self.lab!r}; the labs are {list(LABS)}")
-        if not self.seeds:
-            raise InputError("seeds: give at least one seed")
-        known = COMPOSED_ARMS if self.lab == "composed" else ARMS
-        unknown = set(self.arms) - set(known)
-        if unknown or not self.arms:
-            raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the {self.lab} lab's arms are {list(known)}")
-
-    @classmethod
-    def quick(cls) -> DemoSettings:
-        return cls(steps=20, heldout_problems=100, eval_every=10, train_problems=500)
-
-    @classmethod
-    def for_lab(cls, lab: str, quick: bool = False) -> DemoSettings:
-        """The full (or quick) settings of a lab: the composed lab trains at its own learning rate and strategy."""
-        settings = cls.quick() if quick else cls()
-        if lab == "composed":
-            from mentor.lab.composed_demo import COMPOSED_DEFAULTS, COMPOSED_STRATEGY
-
-            settings = replace(settings, lab=lab, strategy=dict(COMPOSED_STRATEGY),
-                               **{k: v for k, v in COMPOSED_DEFAULTS.items() if not quick or k not in QUICK_KEYS})
-        return settings
-
-
-QUICK_KEYS = ("steps", "heldout_problems", "eval_every", "train_problems")
+from mentor.lab.demo_pool import cores, run_parallel
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, DemoSettings
 
 
 def arm_config(arm: str, strategy: dict[str, Any]) -> dict[str, Any] | None:
@@ -291,10 +200,10 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     t0 = time.perf_counter()
     policies, libraries = _policies(settings)
     runs = [(arm, seed) for seed in settings.seeds for arm in settings.arms]
-    jobs = min(settings.jobs or 2 * _cores(), len(runs))
+    jobs = min(settings.jobs or 2 * cores(), len(runs))
     print(f"{len(runs)} run(s) of {settings.steps} GRPO steps, {jobs} at a time")
     if jobs > 1:
-        figures = _run_parallel(runs, jobs, policies, settings, out_dir, libraries)
+        figures = run_parallel(runs, jobs, policies, settings, out_dir, libraries)
     else:
         figures = [run_arm(arm, seed, policies[seed], settings, out_dir, library=libraries.get(seed))
                    for arm, seed in runs]
@@ -338,101 +247,4 @@ def _policies(settings: DemoSettings) -> tuple[dict[int, str], dict[int, dict[st
     return policies, libraries
 
 
-def _cores() -> int:
-    """CPU cores this process may use (its affinity on Linux)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue, library) -> dict[str, Any]:
-    import torch
-
-    torch.set_num_threads(1)
-    return run_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library)
-
-
-def _run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dict[str, Any]]:
-    """Each run in its own process; one progress bar per run, fed by the workers' step and evaluation reports."""
-    import multiprocessing
-
-    from tqdm.auto import tqdm
-
-    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or thread state inherited
-    with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
-        steps_queue = manager.Queue()
-        bars = {run: tqdm(total=settings.steps, desc=f"{run[0]}, seed {run[1]}", position=i, mininterval=1.0)
-                for i, run in enumerate(runs)}
-
-        def show_progress():
-            while (report := steps_queue.get()) is not None:
-                arm, seed, accuracy = report
-                if accuracy is None:
-                    bars[arm, seed].update()
-                else:
-                    bars[arm, seed].set_postfix_str(f"held-out {accuracy:.3f}", refresh=False)
-
-        reader = threading.Thread(target=show_progress, daemon=True)
-        reader.start()
-        futures = [pool.submit(_run_in_worker, arm, seed, policies[seed], settings, out_dir, steps_queue,
-                               libraries.get(seed)) for arm, seed in runs]
-        try:
-            return [f.result() for f in futures]
-        finally:
-            steps_queue.put(None)
-            reader.join()
-            for bar in bars.values():
-                bar.close()
-
-
-def cmd_demo(args) -> int:
-    settings = DemoSettings.for_lab(args.lab, args.quick)
-    overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
-                                                          "static_hint_digits", "jobs")
-                 if getattr(args, name) is not None}
-    if args.seeds:
-        try:
-            overrides["seeds"] = [int(s) for s in args.seeds.split(",")]
-        except ValueError:
-            raise InputError(f"--seeds: give comma-separated integers such as 0,1,2, got {args.seeds!r}") from None
-    if args.arms:
-        overrides["arms"] = args.arms.split(",")
-    if args.blocks is None:
-        run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
-        return 0
-    from mentor.lab.blocks import BLOCK_DEFAULTS, run_blocks
-
-    if args.lab != "composed" or args.seeds or args.quick:
-        raise InputError("--blocks: runs the composed lab's paired blocks; give --lab composed, and no --seeds "
-                         "(a block's seeds come from its number) or --quick")
-    if args.blocks < 1 or args.grpo_seeds < 1:
-        raise InputError(f"--blocks and --grpo-seeds must be at least 1, got {args.blocks} and {args.grpo_seeds}")
-    jobs = overrides.pop("jobs", 2)
-    if not 1 <= jobs <= 2:
-        raise InputError(f"--jobs: a blocked run uses 1 or 2 worker processes, got {jobs}")
-    overrides = {"arms": list(COMPOSED_ARMS), **BLOCK_DEFAULTS, **overrides}
-    run_blocks(args.out, replace(settings, **overrides), args.blocks, args.grpo_seeds, jobs)
-    return 0
-
-
-def add_demo_command(sub) -> None:
-    """Registers `mentor demo` on the CLI's sub-parsers."""
-    demo = sub.add_parser("demo", help="the offline CPU lab: zero-reward collapse and the mentor's recovery")
-    demo.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
-    demo.add_argument("--lab", default="addition", choices=LABS,
-                      help="addition (default: the CPU lab) or composed (the composed-skills lab, docs/lab.md)")
-    demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
-    demo.add_argument("--steps", type=int, help="GRPO steps per arm")
-    demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
-    demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
-    demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
-    demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
-    demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
-                      help="answer digits of the static_hints library's hint, 1 to 3 (default: 3)")
-    demo.add_argument("--jobs", type=int,
-                      help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
-                           "worker processes, 1 or 2, default 2)")
-    demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
-                                                 f"the arms {','.join(COMPOSED_ARMS)}, with paired bootstrap CIs "
-                                                 "(docs/lab.md, 'Evidence, round 4')")
-    demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int, default=2,
-                      help="with --blocks: GRPO seeds per pre-training seed (default: 2)")
-    demo.set_defaults(func=cmd_demo)
+__all__ = ["ARMS", "COMPOSED_ARMS", "LAB_STRATEGY", "DemoSettings", "arm_config", "run_arm", "run_demo", "summarise_arms"]

@@ -166,8 +166,8 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
 def chat_model_from_config(llm) -> Any:
     """The LangChain chat model an `LLMConfig` describes, built once per distinct config.
 
-    Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.runner.mentor_loop`), where every
-    graph run happens, so they stay open from one training step to the next.
+    Its async HTTP connections belong to the mentor's one event loop (`mentor.runtime.event_loop.mentor_loop`), where
+    every graph run happens, so they stay open from one training step to the next.
     """
     return _build_chat_model(llm.provider, llm.model, llm.base_url, llm.api_key_env, llm.request_timeout_s,
                              llm.max_retries, llm.temperature, llm.max_tokens or 512)  # each request sets its own

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import inspect
-import os
-import sys
-import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 from langgraph.pregel import Pregel
@@ -18,104 +13,15 @@ from langgraph.pregel import Pregel
 from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
 from mentor.runtime.class_check import warn_unknown_classes
 from mentor.runtime.context import MentorContext, MentorResources, lending
-from mentor.runtime.graph_files import import_file, warn_foreign_nodes
+from mentor.runtime.event_loop import mentor_loop, mentor_threads
+from mentor.runtime.graph_loading import load_graph, resolve_graph_path
+from mentor.runtime.intervention import checked_text, to_intervention
 from mentor.runtime.llm import StructuredOutput
 from mentor.runtime.node_errors import traceback_text
 from mentor.runtime.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.versions import versions
-from mentor.runtime.workers import MIN_THREADS, MentorThreads
-from mentor.shipped import shipped_folder
-from mentor.text import invalid_text, repaired
 from mentor.trace_format import encoded, node_view
-from mentor.types import Diagnosis, FailedGroup, InputError, Intervention
-
-
-def load_graph(spec: str, config: MentorConfig | None = None):
-    """The graph named by `path.py:variable` (the langgraph.json convention).
-
-    The variable is a compiled graph, or a function returning one, given the MentorConfig if it takes an argument
-    (`build_graph(config)`). A relative path is found in the working directory, else among the shipped graphs
-    (`graphs/static_hints/graph.py:graph`); a config file's own relative `graph:` was already made absolute against
-    its folder (`MentorConfig.load`). The file is imported as part of its folder (mentor.runtime.graph_files), so it
-    imports that folder's files, not another copy's; the folder above its package folders goes on sys.path too,
-    for absolute imports of its own package.
-    """
-    path = resolve_graph_path(spec)
-    name = spec.rpartition(":")[2] if ":" in spec else ""
-    if not path.is_file() or not name:
-        raise InputError(f"graph '{spec}': expected 'path/to/file.py:variable' with an existing file")
-    root = path.resolve().parent
-    while (root / "__init__.py").exists():
-        root = root.parent
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    try:
-        module = import_file(path)
-    except Exception as e:  # the file's own fault; the chained traceback shows where
-        raise InputError(f"graph '{spec}': importing '{path}' raised {type(e).__name__}: {e}. Fix the file") from e
-    warn_foreign_nodes(module, path)
-    if not hasattr(module, name):
-        raise InputError(f"graph '{spec}': '{path}' has no variable '{name}'")
-    obj = getattr(module, name)
-    if not isinstance(obj, Pregel) and callable(obj):
-        given = _takes_an_argument(obj)
-        call = f"{name}(config)" if given else f"{name}()"
-        try:
-            obj = obj(config) if given else obj()
-        except Exception as e:
-            raise InputError(f"graph '{spec}': {call} raised {type(e).__name__}: {e}") from e
-        name = call
-    if not isinstance(obj, Pregel):  # else every group would fail later, on `astream`
-        raise InputError(f"graph '{spec}': {name} is {str(obj)[:80]!r} ({type(obj).__name__}), not a compiled "
-                         f"LangGraph graph; point it at a `builder.compile()` result or a function returning one")
-    return obj
-
-
-def _takes_an_argument(builder: Callable) -> bool:
-    """Whether a graph builder takes the MentorConfig (`build_graph(config)`) rather than nothing (the shipped
-    graphs' `build_graph()`, whose graph reads its settings from each run's context)."""
-    try:
-        return bool(inspect.signature(builder).parameters)
-    except (TypeError, ValueError):  # no signature to read (a builtin): give it the config, as before
-        return True
-
-
-def resolve_graph_path(spec: str) -> Path:
-    """The file of a `path.py:variable` spec: as given if absolute or found from the working directory, else the
-    shipped graph of that relative name."""
-    path = Path(spec.rpartition(":")[0] if ":" in spec else spec)
-    if not path.is_absolute() and not path.exists():  # a shipped graph, spelt as in langgraph.json
-        path = shipped_folder("graphs").parent / path
-    return path
-
-
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_pid = 0
-_threads: MentorThreads | None = None
-_loop_lock = threading.Lock()
-
-
-def mentor_loop() -> asyncio.AbstractEventLoop:
-    """The process's one mentor event loop, running in a daemon thread.
-
-    Every graph run happens on it, so async HTTP clients (whose pooled connections belong to the loop that
-    opened them) are reused across training steps, and `run` works from sync code and from inside a running
-    loop (a notebook) alike. Its default executor is `mentor_threads()`.
-    """
-    global _loop, _loop_pid, _threads
-    with _loop_lock:
-        if _loop is None or _loop_pid != os.getpid():  # a forked child gets its own loop
-            _loop, _loop_pid = asyncio.new_event_loop(), os.getpid()
-            _threads = MentorThreads(_threads.max_threads if _threads else MIN_THREADS)  # a fork has no threads
-            _loop.set_default_executor(_threads)
-            threading.Thread(target=_loop.run_forever, name="mentor-loop", daemon=True).start()
-        return _loop
-
-
-def mentor_threads() -> MentorThreads:
-    """The bounded daemon threads of the mentor loop (mentor/runtime/workers.py): rules, leak checks, sync nodes."""
-    mentor_loop()
-    return _threads
+from mentor.types import FailedGroup, Intervention
 
 
 def recursion_limit(graph: Pregel, max_leak_retries: int) -> int:
@@ -260,31 +166,3 @@ class _Progress:
     state: dict[str, Any] = field(default_factory=dict)  # the graph state after the last step done
     started: dict[str, tuple[float, Any]] = field(default_factory=dict)  # task id -> (start, input), running
     names: dict[str, str] = field(default_factory=dict)  # task id -> node name
-
-
-def checked_text(result: Intervention) -> Intervention:
-    """The intervention with every string its nodes returned checked (mentor/text.py): a hint that is not text is
-    refused (no hint, an `error`, counted in `mentor/failures`), and each other string that is not is repaired, so
-    that neither a tokenizer nor the trace store ever sees one."""
-    where = invalid_text(result.hint, "hint")
-    if where:
-        result.hint = None
-        result.error = (f"{where} holds a lone surrogate, which is not text; the hint is refused"
-                        + (f" ({result.error})" if result.error else ""))
-    result.diagnosis = Diagnosis(**repaired(vars(result.diagnosis)))
-    for name in ("problem_id", "task", "leak", "latency_s", "backend", "fallbacks", "error", "nodes"):
-        setattr(result, name, repaired(getattr(result, name)))
-    return result
-
-
-def to_intervention(group: FailedGroup, state: dict[str, Any], nodes: list[dict[str, Any]]) -> Intervention:
-    """The Intervention a finished graph state stands for."""
-    latency: dict[str, float] = {}
-    for record in nodes:
-        latency[record["node"]] = latency.get(record["node"], 0.0) + record["latency_s"]
-    diagnosis = Diagnosis(**state["diagnosis"]) if state.get("diagnosis") else Diagnosis()
-    return Intervention(
-        problem_id=group.problem_id, task=group.task, diagnosis=diagnosis, hint=state.get("hint"),
-        tier=state.get("tier", 0), withheld=bool(state.get("withheld")),
-        leak={"leaked_drafts": state.get("leaked_drafts", [])}, latency_s=latency,
-        backend=dict(state.get("backend", {})), fallbacks=list(state.get("fallbacks", [])), nodes=nodes)

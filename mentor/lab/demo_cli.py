@@ -1,0 +1,64 @@
+"""`mentor demo` on the CLI."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mentor.lab.demo import run_demo
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, DemoSettings
+from mentor.types import InputError
+
+
+def cmd_demo(args) -> int:
+    settings = DemoSettings.for_lab(args.lab, args.quick)
+    overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
+                                                          "static_hint_digits", "jobs")
+                 if getattr(args, name) is not None}
+    if args.seeds:
+        try:
+            overrides["seeds"] = [int(s) for s in args.seeds.split(",")]
+        except ValueError:
+            raise InputError(f"--seeds: give comma-separated integers such as 0,1,2, got {args.seeds!r}") from None
+    if args.arms:
+        overrides["arms"] = args.arms.split(",")
+    if args.blocks is None:
+        run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
+        return 0
+    from mentor.lab.blocks import BLOCK_DEFAULTS, run_blocks
+
+    if args.lab != "composed" or args.seeds or args.quick:
+        raise InputError("--blocks: runs the composed lab's paired blocks; give --lab composed, and no --seeds "
+                         "(a block's seeds come from its number) or --quick")
+    if args.blocks < 1 or args.grpo_seeds < 1:
+        raise InputError(f"--blocks and --grpo-seeds must be at least 1, got {args.blocks} and {args.grpo_seeds}")
+    jobs = overrides.pop("jobs", 2)
+    if not 1 <= jobs <= 2:
+        raise InputError(f"--jobs: a blocked run uses 1 or 2 worker processes, got {jobs}")
+    overrides = {"arms": list(COMPOSED_ARMS), **BLOCK_DEFAULTS, **overrides}
+    run_blocks(args.out, replace(settings, **overrides), args.blocks, args.grpo_seeds, jobs)
+    return 0
+
+
+def add_demo_command(sub) -> None:
+    """Registers `mentor demo` on the CLI's sub-parsers."""
+    demo = sub.add_parser("demo", help="the offline CPU lab: zero-reward collapse and the mentor's recovery")
+    demo.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
+    demo.add_argument("--lab", default="addition", choices=LABS,
+                      help="addition (default: the CPU lab) or composed (the composed-skills lab, docs/lab.md)")
+    demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
+    demo.add_argument("--steps", type=int, help="GRPO steps per arm")
+    demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
+    demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
+    demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
+    demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
+    demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
+                      help="answer digits of the static_hints library's hint, 1 to 3 (default: 3)")
+    demo.add_argument("--jobs", type=int,
+                      help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
+                           "worker processes, 1 or 2, default 2)")
+    demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
+                                                 f"the arms {','.join(COMPOSED_ARMS)}, with paired bootstrap CIs "
+                                                 "(docs/lab.md, 'Evidence, round 4')")
+    demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int, default=2,
+                      help="with --blocks: GRPO seeds per pre-training seed (default: 2)")
+    demo.set_defaults(func=cmd_demo)
