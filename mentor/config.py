@@ -128,6 +128,10 @@ class MentorConfig:
     hint_candidates: list[str] = field(default_factory=list, metadata={
         "help": "Dataset columns holding other hints for `hint_choice: learning` to choose among (each checked for "
                 "leaks as the graph's is); a row's empty or missing column is left out."})
+    graph_draws: int = field(default=1, metadata={
+        "help": "Under `hint_choice: learning`, the graph's hint is tried this many times, G attempts each, as "
+                "separate candidates: with no `hint_candidates`, a best-of-N choice among draws of one hint (the "
+                "control that tells the choice between hints from the extra attempts)."})
     reliance_penalty: float = field(default=1.0, metadata={
         "help": "Under `hint_choice: learning`, a candidate's score is multiplied by exp(reliance_penalty x "
                 "min(0, reliance)), reliance HiLL's over its correct attempts (per token; below 0 where the hint "
@@ -156,9 +160,9 @@ class MentorConfig:
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
         if self.hint_choice == "learning" and self.mode != "in_step":
             raise InputError("hint_choice: learning tries each candidate inside the step; it needs mode: in_step")
-        if self.hint_choice == "learning" and not self.hint_candidates:
+        if self.hint_choice == "learning" and not self.hint_candidates and self.graph_draws < 2:
             raise InputError("hint_choice: learning needs hint_candidates: the dataset columns of the hints to choose "
-                             "among besides the graph's (e.g. [hint_step1, hint_step2])")
+                             "among besides the graph's (e.g. [hint_step1, hint_step2]), or graph_draws of 2 or more")
         if not all(isinstance(c, str) and c for c in self.hint_candidates):
             raise InputError(f"hint_candidates: {self.hint_candidates!r} must be a list of column names")
         llm_nodes = sum(backend == "llm" for backend in self.nodes.values())
@@ -252,6 +256,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "max_rounds": (lambda v: v >= 1, "an integer >= 1"),
     "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
     "reliance_penalty": (lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "graph_draws": (lambda v: v >= 1, "an integer >= 1"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),

@@ -101,7 +101,7 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
     written = json.loads((tmp_path / "out" / "results.json").read_text())
     assert {"lab", "steps", "settings", "policy", "policies", "arms", "wall_s", "blocks", "paired"} <= set(written)
     assert [(b["pretrain_seed"], b["grpo_seed"]) for b in written["blocks"]] == [(0, 0), (0, 1)]
-    assert set(written["arms"]) == {"grpo", "resample", "static_hints", "mentor", "learning"}
+    assert set(written["arms"]) == {"grpo", "resample", "static_hints", "mentor", "learning", "two_draws"}
     for name in ("mentor - static_hints", "mentor - resample", "static_hints - resample", "learning - mentor",
                  "learning - static_hints", "learning - resample"):
         stats = written["paired"][name]

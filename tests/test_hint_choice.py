@@ -81,7 +81,8 @@ def test_the_default_choice_tries_one_hint():
 
 
 @pytest.mark.parametrize("config,message", [
-    ({"hint_choice": "learning"}, "hint_choice: learning needs hint_candidates"),
+    ({"hint_choice": "learning"}, "hint_choice: learning needs hint_candidates.*or graph_draws"),
+    ({"graph_draws": 0}, "graph_draws: 0 is out of range"),
     ({"hint_choice": "learning", "hint_candidates": ["a"], "mode": "next_attempt"}, "needs mode: in_step"),
     ({"hint_choice": "best"}, "hint_choice: 'best' is not one of"),
     ({"hint_candidates": "hint_step1"}, "hint_candidates: expected list"),
@@ -103,3 +104,17 @@ def test_p_is_the_share_of_the_group_as_the_strategy_splices_it(tmp_path):
     for record in TraceStore(tmp_path, readonly=True).interventions():
         assert [(c["source"], c["p"], c["chosen"]) for c in record["candidates"]] == [
             ("graph", 0.5, True), ("alt", 0.25, False)]
+
+
+def test_graph_draws_tries_the_graphs_own_hint_again_as_a_best_of_n_control(tmp_path):
+    trainer = make_trainer(tmp_path, HintReward())
+    Mentor.from_config({"hint_choice": "learning", "graph_draws": 2}).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/candidate_attempts"] == 2 * G and log["mentor/chosen_not_graph"] == 0
+    for record in TraceStore(tmp_path, readonly=True).interventions():
+        tried = record["candidates"]
+        assert [c["source"] for c in tried] == ["graph", "graph#2"] and tried[0]["hint"] == tried[1]["hint"]
+        assert sum(c["chosen"] for c in tried) == 1 and record["hint"] == tried[0]["hint"]
+        chosen = next(c for c in tried if c["chosen"])
+        assert chosen["score"] == max(c["score"] for c in tried)

@@ -31,7 +31,8 @@ MARGIN = 0.03  # the equivalence margin of the decision rule
 COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - resample": ("mentor", "resample"),
                "static_hints - resample": ("static_hints", "resample"), "mentor - grpo": ("mentor", "grpo"),
                "resample - grpo": ("resample", "grpo"), "learning - mentor": ("learning", "mentor"),
-               "learning - static_hints": ("learning", "static_hints"), "learning - resample": ("learning", "resample")}
+               "learning - static_hints": ("learning", "static_hints"), "learning - resample": ("learning", "resample"),
+               "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor")}
 # The settings of a block run: the composed demo's, with 1,000 held-out problems and an evaluation every 25 steps.
 BLOCK_DEFAULTS: dict[str, Any] = {"heldout_problems": 1000, "eval_every": 25}
 

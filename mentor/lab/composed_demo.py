@@ -9,6 +9,8 @@
 - `learning`: the mentor with `hint_choice: learning` (mentor/trl/choice.py): per collapsed group, the graph's hint
   and every one-step library hint the lab allows (`CANDIDATE_COLUMNS`) are tried, G attempts each, and the group gets
   the one with the highest p(1 - p) weighted by HiLL's reliance. It draws G more attempts per extra candidate.
+- `two_draws`: the control of `learning`: the same choice between two draws of the graph's own hint (`graph_draws:
+  2`), so the same extra attempts and score, with no other hint to choose.
 - `resample`: the retry control. Every collapsed group is re-drawn from its *unhinted* prompt, G fresh attempts
   through the same hook, rounds and splice as the hinted arms: the extra attempts the mentor gets, without a hint.
   It runs the static-hints graph over a constant marker column (`RESAMPLE_MARKER`) that `ResampleTask` accepts and
@@ -82,6 +84,8 @@ def arm_config(arm: str, library_step: int | None, strategy: dict[str, Any]) -> 
         return {**strategy, **library_config(library_step or 1), "hint_placement": strategy["hint_placement"]}
     if arm == "learning":
         return {**strategy, "hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)}
+    if arm == "two_draws":
+        return {**strategy, "hint_choice": "learning", "graph_draws": 2}
     return dict(strategy)
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from mentor.types import InputError
 
 ARMS = ("grpo", "static_hints", "mentor")
-# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted) and the mentor that
-# chooses by predicted learning (`learning`: `hint_choice: learning`), both in mentor.lab.composed_demo.
-COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning")
+# The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted), the mentor that
+# chooses by predicted learning (`learning`: `hint_choice: learning`) and its control (`two_draws`: the same choice
+# between two draws of the mentor's own hint), all in mentor.lab.composed_demo.
+COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_draws")
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):

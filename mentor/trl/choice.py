@@ -21,16 +21,20 @@ from dataclasses import dataclass
 
 @dataclass
 class Candidate:
-    """One hint a group may get, where it came from (`graph` or its column), and, once tried, its figures."""
+    """One hint a group may get, where it came from (`graph`, `graph#2`... for further draws, or its column), and,
+    once tried, its figures and whether it was given."""
 
     hint: str
     source: str
+    from_graph: bool = False
     p: float | None = None
     reliance: float | None = None
     score: float | None = None
+    chosen: bool = False
 
     def to_dict(self) -> dict:
-        return {"hint": self.hint, "source": self.source, "p": self.p, "reliance": self.reliance, "score": self.score}
+        return {"hint": self.hint, "source": self.source, "p": self.p, "reliance": self.reliance, "score": self.score,
+                "chosen": self.chosen}
 
 
 def score(p: float, reliance: float | None, penalty: float) -> float:

@@ -313,18 +313,21 @@ class GenerationHook:
         for g, iv in hinted:
             tried = options[g]
             pick = best(tried)
+            tried[pick].chosen = True
             iv.hint = tried[pick].hint
             reattempts[g] = gens[k + pick]
             work.candidates[g] = tried
             work.stats["candidate_attempts"] += (len(tried) - 1) * G
-            work.stats["chosen_not_graph"] += tried[pick].source != "graph"
+            work.stats["chosen_not_graph"] += not tried[pick].from_graph
             k += len(tried)
         return reattempts
 
     def candidates(self, work: StepWork, row: dict, hint: str, group: FailedGroup) -> list[Candidate]:
-        """The graph's `hint` and the group's `hint_candidates` columns (read from its first `row`) that are there,
-        pass the leakage check and differ from an earlier candidate, each as the policy would see it."""
-        options = [Candidate(hint, "graph")]
+        """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
+        `row`) that are there, pass the leakage check and differ from the graph's and each other, each as the policy
+        would see it."""
+        options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
+                   for k in range(self.config.graph_draws)]
         for column in self.config.hint_candidates:
             text = row.get(column)
             if not isinstance(text, str) or not text.strip():
@@ -334,7 +337,7 @@ class GenerationHook:
                 continue
             text, broken = self.rules.safe_hint(visible_text(text))
             work.stats["special_tokens_neutralised"] += broken > 0
-            if all(text != c.hint for c in options):
+            if all(text != c.hint for c in options):  # a column repeating the graph's hint is no other choice
                 options.append(Candidate(text, column))
         return options
 
@@ -417,5 +420,5 @@ class GenerationHook:
                                      for c, r in zip(gen.completions, totals)]
             training["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
         if candidates:
-            training["candidates"] = [{**c.to_dict(), "chosen": c.hint == iv.hint} for c in candidates]
+            training["candidates"] = [c.to_dict() for c in candidates]
         return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)
