@@ -37,25 +37,32 @@ def test_node_io_rebuilds_each_whole_input_and_output(case):
     assert [n.get("inherited") for n in full] == [r.get("inherited") for r in case["records"]]  # the rest is kept
 
 
-# The viewer's two decoding functions, cut out of its script and run by node on the same fixture.
+# The viewer's decoding functions, cut out of its script and run by node on the fixtures the Python decoders read.
 NODE_SCRIPT = """
 const fs = require('fs');
-const src = fs.readFileSync(process.argv[1], 'utf8');
-const start = src.indexOf('function nodeIO(nodes)'), end = src.indexOf('function lazyJson(');
-if (start < 0 || end < start) throw new Error('nodeIO and deref not found in viewer.js');
-const nodeIO = new Function(src.slice(start, end) + '; return nodeIO;')();
-const cases = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).cases;
-process.stdout.write(JSON.stringify(cases.map(c => nodeIO(c.records))));
+const [script, fixture, name, endMarker, field] = process.argv.slice(1);
+const src = fs.readFileSync(script, 'utf8');
+const start = src.indexOf('function ' + name + '('), end = src.indexOf(endMarker);
+if (start < 0 || end < start) throw new Error(name + ' not found in viewer.js');
+const decode = new Function(src.slice(start, end) + '; return ' + name + ';')();
+const cases = JSON.parse(fs.readFileSync(fixture, 'utf8')).cases;
+process.stdout.write(JSON.stringify(cases.map(c => decode(c[field]))));
 """
 
 
-def test_the_viewer_script_decodes_as_node_io_does():
+def viewer_decoded(name: str, end_marker: str, fixture: Path, field: str) -> list:
+    """viewer.js's function `name` (its source up to `end_marker`, helpers it calls included), run by node on each
+    case's `field` of `fixture`."""
     node = shutil.which("node") or shutil.which("nodejs")
     assert node, "node is not installed: `make test` installs Debian's nodejs (apt-get install -y nodejs)"
-    done = subprocess.run([node, "-e", NODE_SCRIPT, str(VIEWER_JS), str(FIXTURE)], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([node, "-e", NODE_SCRIPT, str(VIEWER_JS), str(fixture), name, end_marker, field],
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    decoded = json.loads(done.stdout)
+    return json.loads(done.stdout)
+
+
+def test_the_viewer_script_decodes_as_node_io_does():
+    decoded = viewer_decoded("nodeIO", "function lazyJson(", FIXTURE, "records")
     assert decoded == [case["decoded"] for case in CASES]
     assert decoded == [io_of(node_io(case["records"])) for case in CASES]
 
@@ -86,24 +93,9 @@ def test_a_record_of_an_earlier_version_gets_its_group_from_the_classifier():
     assert "recovered" not in diagnose_line["raw"] and diagnose_line["decoded"]["recovered"] is None
 
 
-RECORD_SCRIPT = """
-const fs = require('fs');
-const src = fs.readFileSync(process.argv[1], 'utf8');
-const start = src.indexOf('function traceRecord(raw)'), end = src.indexOf('// --- DOM helpers');
-if (start < 0 || end < start) throw new Error('traceRecord not found in viewer.js');
-const traceRecord = new Function(src.slice(start, end) + '; return traceRecord;')();
-const cases = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).cases;
-process.stdout.write(JSON.stringify(cases.map(c => traceRecord(c.raw))));
-"""
-
-
 def test_the_viewer_script_decodes_records_as_decoded_record_does():
-    node = shutil.which("node") or shutil.which("nodejs")
-    assert node, "node is not installed: `make test` installs Debian's nodejs (apt-get install -y nodejs)"
-    done = subprocess.run([node, "-e", RECORD_SCRIPT, str(VIEWER_JS), str(RECORDS)], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [case["decoded"] for case in RECORD_CASES]
+    decoded = viewer_decoded("traceRecord", "// --- DOM helpers", RECORDS, "raw")
+    assert decoded == [case["decoded"] for case in RECORD_CASES]
 
 
 def test_a_store_an_earlier_version_wrote_is_still_read_as_failed_groups(tmp_path):
