@@ -61,7 +61,6 @@ class StepWork:
     history: dict[int, list[dict]] = field(default_factory=dict)  # hints given each group in this step
     attempts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # each group's latest attempts
     spliced: dict[int, tuple[Generation, torch.Tensor, str]] = field(default_factory=dict)  # last splice: trains
-    candidates: dict[int, list[Candidate]] = field(default_factory=dict)  # `hint_choice: learning`: the latest tried
     mentor_s: float = 0.0
     regen_s: float = 0.0
 
@@ -161,8 +160,9 @@ class GenerationHook:
         interventions = self.mentored(work, groups)
         hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
         reattempts: dict[int, tuple[Generation, torch.Tensor]] = {}
+        tried: dict[int, list[Candidate]] = {}  # `hint_choice: learning`: each group's candidates
         if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
-            reattempts = self.chosen(work, hinted, dict(zip(kept, groups)))
+            reattempts, tried = self.chosen(work, hinted, dict(zip(kept, groups)))
         elif hinted and self.config.mode == "in_step":
             gens, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
             reattempts = {g: gen for (g, _), gen in zip(hinted, gens)}
@@ -170,7 +170,7 @@ class GenerationHook:
         still = []
         for g, group, iv in zip(kept, groups, interventions):
             record = self.record(work.step, g, round_, group, work.prompts[g * G], work.attempts[g], iv,
-                                 reattempts.get(g), work.candidates.pop(g, None))
+                                 reattempts.get(g), tried.get(g))
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"])
             if not iv.hint:
@@ -245,7 +245,7 @@ class GenerationHook:
         responses = []
         for g, (gen, hint_rewards, hint) in spliced.items():
             totals = self.rules.total(hint_rewards).tolist()
-            responses += self.correct_responses(prompts[g * G], gen, hint_rewards, hint, self.rules.picks(totals))
+            responses += self.correct_responses(prompts[g * G], gen, totals, hint, self.rules.picks(totals))
         if not responses:
             return {}
         terms, seconds = self.reliance_terms(step, responses)
@@ -253,12 +253,11 @@ class GenerationHook:
             return {"mentor/reliance_errors": 1}
         return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
 
-    def correct_responses(self, prompt: Any, gen: Generation, hint_rewards: torch.Tensor, hint: str, rows: list[int]
+    def correct_responses(self, prompt: Any, gen: Generation, totals: list[float], hint: str, rows: list[int]
                           ) -> list[HintedResponse]:
-        """The re-attempts among `rows` of a group (whose prompt is `prompt`, its hint `hint`) that earned reward,
-        as the ids HiLL's reliance scores."""
+        """The re-attempts among `rows` of a group (whose prompt is `prompt`, its hint `hint`, its re-attempts'
+        rewards `totals`) that earned reward, as the ids HiLL's reliance scores."""
         plain = self.adapter.prompt_ids(self.rules.rendered(prompt))  # the ids TRL gave the prompt
-        totals = self.rules.total(hint_rewards).tolist()
         responses = []
         for j in rows:
             hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
@@ -284,10 +283,10 @@ class GenerationHook:
         return (None if None in terms else terms), seconds
 
     def chosen(self, work: StepWork, hinted: list[tuple[int, Intervention]], groups: dict[int, FailedGroup]
-               ) -> dict[int, tuple[Generation, torch.Tensor]]:
+               ) -> tuple[dict[int, tuple[Generation, torch.Tensor]], dict[int, list[Candidate]]]:
         """`hint_choice: learning` (mentor/trl/choice.py): every hinted group's candidates tried, G attempts each;
-        each intervention's hint becomes its best candidate, whose attempts are the group's re-attempt. The tried
-        candidates go to `work.candidates`, the extra attempts to the counters."""
+        each intervention's hint becomes its best candidate, whose attempts are the group's re-attempt. Returns the
+        re-attempts and the candidates tried, by group; the extra attempts go to the counters."""
         G = self.rules.num_generations
         options = {g: self.candidates(work, work.rows[g * G], iv.hint, groups[g]) for g, iv in hinted}
         tries = [(g, c) for g, _ in hinted for c in options[g]]
@@ -295,8 +294,8 @@ class GenerationHook:
         work.regen_s += seconds
         totals = [self.rules.total(scores).tolist() for _, scores in gens]
         picks = [self.rules.picks(t) for t in totals]  # the rows the strategy would splice
-        correct = [self.correct_responses(work.prompts[g * G], gen, scores, c.hint, rows)
-                   for (g, c), (gen, scores), rows in zip(tries, gens, picks)]
+        correct = [self.correct_responses(work.prompts[g * G], gen, row_totals, c.hint, rows)
+                   for (g, c), (gen, _), row_totals, rows in zip(tries, gens, totals, picks)]
         flat = [r for responses in correct for r in responses]
         terms, seconds = self.reliance_terms(work.step, flat) if flat else ([], 0.0)
         work.regen_s += seconds
@@ -316,11 +315,10 @@ class GenerationHook:
             tried[pick].chosen = True
             iv.hint = tried[pick].hint
             reattempts[g] = gens[k + pick]
-            work.candidates[g] = tried
             work.stats["candidate_attempts"] += (len(tried) - 1) * G
             work.stats["chosen_not_graph"] += not tried[pick].from_graph
             k += len(tried)
-        return reattempts
+        return reattempts, options
 
     def candidates(self, work: StepWork, row: dict, hint: str, group: FailedGroup) -> list[Candidate]:
         """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
