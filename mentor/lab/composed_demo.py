@@ -37,7 +37,8 @@ COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train
 LIBRARY_PROBLEMS = 300
 MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
 # The learning arm's candidates besides the graph's: "reveal step k" for every step the leak cap allows (not the last).
-CANDIDATE_COLUMNS = [f"hint_step{k}" for k in range(1, lab.LEVELS["hard"])]
+CANDIDATE_STEPS = list(range(1, lab.LEVELS["hard"]))
+CANDIDATE_COLUMNS = [f"hint_step{k}" for k in CANDIDATE_STEPS]
 RESAMPLE_MARKER = "(re-draw, no hint)"  # the resample arm's "hint": a trace marker, never in a prompt
 RESAMPLE_COLUMN = "resample_marker"
 
@@ -99,7 +100,7 @@ def dataset(n: int, seed: int, library_step: int | None, resample: bool = False,
     ds = lab.make_dataset("hard", n, seed=seed, split="train")
     if resample:
         ds = ds.map(lambda row: {RESAMPLE_COLUMN: RESAMPLE_MARKER})
-    steps = list(range(1, lab.LEVELS["hard"])) if candidates else [library_step] if library_step else []
+    steps = CANDIDATE_STEPS if candidates else [library_step] if library_step else []
     for k in steps:
         ds = ds.map(lambda row, k=k: {f"hint_step{k}": step_hint([int(c) for c in row["answer"]], k)})
     return ds
