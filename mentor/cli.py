@@ -8,7 +8,7 @@ from pathlib import Path
 
 from mentor.command_files import check_output, read_failures
 from mentor.summary import summarise
-from mentor.types import InputError, Intervention
+from mentor.types import InputError, Intervention, Terminated
 
 
 def summary_text(interventions: list[Intervention], structured=None) -> str:
@@ -178,9 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as e:
         print(f"mentor: error: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before any result: nothing to keep (the commands keep theirs themselves)
+    except KeyboardInterrupt as e:  # before any result: nothing to keep (the commands keep theirs themselves)
         print("mentor: interrupted", file=sys.stderr)
-        return 130
+        return 143 if isinstance(e, Terminated) else 130  # 128 + the signal, as a shell reports one
 
 
 if __name__ == "__main__":

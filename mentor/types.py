@@ -14,6 +14,11 @@ class InputError(ValueError):
     """A malformed failed group, config or dataset row. The message names the field and the fix."""
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM where a command takes it as Ctrl-C: a KeyboardInterrupt, so Ctrl-C's handlers keep the finished work;
+    `mentor` then exits 143 (128 + SIGTERM), as Ctrl-C exits 130 (128 + SIGINT)."""
+
+
 @dataclass
 class Attempt:
     """One failed completion of a group.

@@ -179,8 +179,52 @@ def test_ctrl_c_keeps_the_finished_blocks_and_their_summary(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 130, err[-2000:]
-    assert "interrupted:" in out and "finished block(s) kept" in out
-    finished = sorted(p.stem for p in (tmp_path / "out" / "blocks").glob("*.json"))
-    summary = json.loads((tmp_path / "out" / "results.json.partial").read_text())
+    assert_interrupted_run_kept_its_finished_blocks(tmp_path / "out", out, of=6)
+
+
+def assert_interrupted_run_kept_its_finished_blocks(out_dir, printed: str, of: int) -> None:
+    """Some but not all of `of` blocks finished: their files stay, results.json.partial summarises them, the run says
+    so, and no results.json is written."""
+    assert "interrupted:" in printed and "finished block(s) kept" in printed, printed
+    finished = sorted(p.stem for p in (out_dir / "blocks").glob("*.json"))
+    summary = json.loads((out_dir / "results.json.partial").read_text())
     assert finished and [b["name"] for b in summary["blocks"]] == finished and not summary["complete"]
-    assert len(finished) < 6 and not (tmp_path / "out" / "results.json").exists()
+    assert len(finished) < of and not (out_dir / "results.json").exists()
+
+
+@pytest.mark.slow
+def test_sigterm_to_the_parent_alone_stops_its_workers_and_keeps_the_finished_blocks(tmp_path):
+    """SIGTERM to `mentor demo --blocks`'s own pid (`kill PID`, `timeout`, a scheduler), not to its group, once a block
+    has finished: the workers stop with it rather than run on, the finished block is kept as on Ctrl-C, and the exit
+    status is 143 (128 + SIGTERM)."""
+    import signal
+    import subprocess
+    import sys
+    from contextlib import suppress
+
+    import psutil  # accelerate's dependency, so TRL's
+
+    from interrupt import HANG_GUARD_S, StreamLines
+
+    # 3 one-arm blocks on 2 workers: the third starts only once one has finished, so one is still running at the signal.
+    proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "demo", "--lab", "composed", "--blocks", "3",
+                             "--grpo-seeds", "3", "--jobs", "2", "--steps", "3", "--eval-every", "1",
+                             "--heldout-problems", "20", "--arms", "grpo", "--out", "out"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    workers: list[psutil.Process] = []
+    try:
+        stdout, stderr = StreamLines(proc.stdout), StreamLines(proc.stderr)
+        assert stdout.wait_for("(1 done"), stdout.text() + stderr.text()
+        workers = [c for c in psutil.Process(proc.pid).children() if "spawn_main" in " ".join(c.cmdline())]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=HANG_GUARD_S)
+        left_running = [w.pid for w in workers if w.is_running() and w.status() != psutil.STATUS_ZOMBIE]
+    finally:
+        for process in (proc, *workers):  # none left behind, whatever the outcome
+            with suppress(psutil.NoSuchProcess):
+                process.kill()
+    out, err = stdout.text(final=True), stderr.text(final=True)
+    assert proc.returncode == 143, err[-2000:]
+    assert len(workers) == 2 and not left_running, left_running
+    assert "mentor: interrupted" in err and "Traceback" not in err, err[-2000:]
+    assert_interrupted_run_kept_its_finished_blocks(tmp_path / "out", out, of=3)

@@ -93,3 +93,17 @@ def test_bad_demo_settings_are_refused_before_anything_runs(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
     with pytest.raises(InputError, match="learning_rate must be above 0"):
         DemoSettings(learning_rate=0.0)
+
+
+def test_sigterm_while_the_pool_runs_takes_ctrl_c_s_path_and_the_handler_is_then_restored():
+    import signal
+    from concurrent.futures import ProcessPoolExecutor
+
+    from mentor.lab.demo_pool import workers_stopped_on_sigterm
+    from mentor.types import Terminated
+
+    before = signal.getsignal(signal.SIGTERM)
+    with ProcessPoolExecutor(1) as pool:  # no worker starts before a submit
+        with pytest.raises(Terminated), workers_stopped_on_sigterm(pool):
+            signal.raise_signal(signal.SIGTERM)
+    assert issubclass(Terminated, KeyboardInterrupt) and signal.getsignal(signal.SIGTERM) is before

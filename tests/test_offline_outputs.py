@@ -8,14 +8,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from failed_groups import ARITHMETIC
-from interrupt import default_sigint
+from interrupt import HANG_GUARD_S, StreamLines, default_sigint
 from mentor.cli import main
 from mentor.output import write_atomically
 from mentor.traces.jsonl import write_interventions
@@ -24,39 +23,6 @@ from mentor.types import FailedGroup, Intervention
 pytestmark = pytest.mark.slow  # CLI subprocesses interrupted with SIGINT
 
 ROOT = Path(__file__).resolve().parent.parent
-HANG_GUARD_S = 900  # only for a hang: the SIGINT tests wait on events (a line on stderr, a file's lines), not time
-
-
-class StderrLines:
-    """A subprocess's stderr read line by line in a thread, so a test can wait for a line rather than for seconds."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.lines: list[str] = []
-        self.changed = threading.Condition()
-        self.thread = threading.Thread(target=self._read, args=(proc.stderr,), daemon=True)
-        self.thread.start()
-
-    def _read(self, stream) -> None:
-        for line in stream:
-            with self.changed:
-                self.lines.append(line)
-                self.changed.notify_all()
-        with self.changed:
-            self.lines.append("")  # the end: the process closed its stderr
-            self.changed.notify_all()
-
-    def wait_for(self, text: str) -> bool:
-        """Whether a line holding `text` came before stderr closed (or the hang guard passed)."""
-        with self.changed:
-            return self.changed.wait_for(lambda: any(text in x for x in self.lines) or "" in self.lines, HANG_GUARD_S) \
-                and any(text in x for x in self.lines)
-
-    def text(self, final: bool = False) -> str:
-        """What came so far; `final`: all of it, once the process has exited."""
-        if final:
-            self.thread.join(timeout=HANG_GUARD_S)
-        with self.changed:
-            return "".join(self.lines)
 
 
 def wait_until(condition) -> bool:
@@ -95,7 +61,7 @@ def test_ctrl_c_keeps_the_finished_interventions_and_says_how_many(tmp_path):
                              "cfg.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}, preexec_fn=default_sigint)
     try:
-        stderr = StderrLines(proc)
+        stderr = StreamLines(proc.stderr)
         assert stderr.wait_for("stuck-1 is stuck"), stderr.text()
         assert wait_until(lambda: partial.exists() and partial.read_text().count("\n") == 2), stderr.text()
         proc.send_signal(signal.SIGINT)
@@ -228,7 +194,7 @@ def test_ctrl_c_in_eval_keeps_the_finished_rows_and_says_which(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}, preexec_fn=default_sigint)
     try:
-        stderr = StderrLines(proc)
+        stderr = StreamLines(proc.stderr)
         assert stderr.wait_for("stuck-1 is stuck"), stderr.text()  # the row `none` is done, `stall` is in its graph
         assert wait_until(partial.exists), stderr.text()
         proc.send_signal(signal.SIGINT)

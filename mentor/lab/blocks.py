@@ -8,7 +8,7 @@ round 4", whose pre-registration fixes the rules this module applies).
 - The outcome of a run is its mean held-out accuracy over the last `LAST_EVALS` evaluations.
 - Paired differences per block, a cluster bootstrap over policies (`paired_bootstrap`) and the decision (`decide`).
 - Blocks run in worker processes (one torch thread each); each finished block is written atomically to
-  `<out>/blocks/p<p>-g<g>.json` and reused by a rerun with the same settings, so Ctrl-C keeps them.
+  `<out>/blocks/p<p>-g<g>.json` and reused by a rerun with the same settings, so Ctrl-C (or SIGTERM) keeps them.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.output import partial_path, write_atomically
 
 COLLAPSE_MIN = 2 / 3
@@ -184,8 +185,8 @@ def finished_block(out_dir: Path, name: str, settings) -> dict[str, Any] | None:
 def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jobs: int = 2) -> dict[str, Any]:
     """Runs `n_blocks` blocks (rounded up to whole pre-training seeds of `grpo_seeds` blocks; finished ones are
     reused) on at most `jobs` worker processes, a block before a new seed's pre-training whenever one is ready; writes
-    results.json (the demo's keys, plus `blocks`, `blocks_dropped` and `paired`) and report.html. On Ctrl-C the
-    finished blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`."""
+    results.json (the demo's keys, plus `blocks`, `blocks_dropped` and `paired`) and report.html. On Ctrl-C or
+    SIGTERM the finished blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`."""
     import multiprocessing
 
     if n_blocks < 1 or grpo_seeds < 1 or jobs < 1:
@@ -206,47 +207,48 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
         return sum(p["kept"] for p in policies.values()) + sum(kind == "policy" for kind, _ in running.values())
 
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        while True:
-            while len(running) < jobs and (ready or seeds_in_play() < needed):
-                if ready:
-                    p, g = ready.pop(0)
-                    running[pool.submit(run_block, p, g, policies[p], settings, out_dir)] = ("block", (p, g))
-                else:
-                    running[pool.submit(prepare_policy, next_seed, settings)] = ("policy", next_seed)
-                    next_seed += 1
-            if not running:
-                break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                kind, _ = running.pop(future)
-                if kind == "policy":
-                    info = future.result()
-                    policies[info["seed"]] = info
-                    print(f"seed {info['seed']}: {100 * info['collapsed_share']:.0f}% of step-0 groups collapsed: "
-                          + ("kept" if info["kept"] else "dropped (collapse rule)"), flush=True)
-                    for g in range(grpo_seeds) if info["kept"] else ():
-                        name = f"p{info['seed']}-g{g}"
-                        if (block := finished_block(out_dir, name, settings)) is not None:
-                            blocks[name] = block
-                            print(f"block {name}: reused", flush=True)
-                        else:
-                            ready.append((info["seed"], g))
-                else:
-                    block = future.result()
-                    blocks[block["name"]] = block
-                    print(f"block {block['name']} ({len(blocks)} done, {block['wall_s']:.0f} s): "
-                          + ", ".join(f"{a} {v:.3f}" for a, v in block["outcome"].items()), flush=True)
-                    write_atomically(partial_path(out_dir / "results.json"),
-                                     [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
-    except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        write_atomically(partial_path(out_dir / "results.json"),
-                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
-        print(f"interrupted: {len(blocks)} finished block(s) kept in {out_dir / 'blocks'}; their summary is in "
-              f"{partial_path(out_dir / 'results.json')}", flush=True)
-        raise
-    pool.shutdown()
+    with workers_stopped_on_sigterm(pool):
+        try:
+            while True:
+                while len(running) < jobs and (ready or seeds_in_play() < needed):
+                    if ready:
+                        p, g = ready.pop(0)
+                        running[pool.submit(run_block, p, g, policies[p], settings, out_dir)] = ("block", (p, g))
+                    else:
+                        running[pool.submit(prepare_policy, next_seed, settings)] = ("policy", next_seed)
+                        next_seed += 1
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    kind, _ = running.pop(future)
+                    if kind == "policy":
+                        info = future.result()
+                        policies[info["seed"]] = info
+                        print(f"seed {info['seed']}: {100 * info['collapsed_share']:.0f}% of step-0 groups collapsed: "
+                              + ("kept" if info["kept"] else "dropped (collapse rule)"), flush=True)
+                        for g in range(grpo_seeds) if info["kept"] else ():
+                            name = f"p{info['seed']}-g{g}"
+                            if (block := finished_block(out_dir, name, settings)) is not None:
+                                blocks[name] = block
+                                print(f"block {name}: reused", flush=True)
+                            else:
+                                ready.append((info["seed"], g))
+                    else:
+                        block = future.result()
+                        blocks[block["name"]] = block
+                        print(f"block {block['name']} ({len(blocks)} done, {block['wall_s']:.0f} s): "
+                              + ", ".join(f"{a} {v:.3f}" for a, v in block["outcome"].items()), flush=True)
+                        write_atomically(partial_path(out_dir / "results.json"),
+                                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            write_atomically(partial_path(out_dir / "results.json"),
+                             [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+            print(f"interrupted: {len(blocks)} finished block(s) kept in {out_dir / 'blocks'}; their summary is in "
+                  f"{partial_path(out_dir / 'results.json')}", flush=True)
+            raise
+        pool.shutdown()
     from mentor.lab.report import write_report
 
     results = summary(settings, policies, blocks, t0, True)

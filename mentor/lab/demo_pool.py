@@ -3,14 +3,40 @@
 from __future__ import annotations
 
 import os
+import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
+
+from mentor.types import Terminated
 
 
 def cores() -> int:
     """CPU cores this process may use (its affinity on Linux)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@contextmanager
+def workers_stopped_on_sigterm(pool: ProcessPoolExecutor):
+    """While the pool runs, SIGTERM to this process alone (`kill PID`, `timeout`, a scheduler) is taken as Ctrl-C:
+    `Terminated` takes Ctrl-C's path, which keeps the finished work. Ctrl-C's SIGINT reaches the workers too, SIGTERM
+    does not: the handler ends them, so nothing runs on and the pool's shutdown waits for no task. A no-op off the
+    main thread, where Python runs no signal handler."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        for worker in list((pool._processes or {}).values()):  # Python 3.14 has pool.terminate_workers(); 3.11 not
+            worker.terminate()
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue, library) -> dict[str, Any]:
@@ -29,7 +55,7 @@ def run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dic
     from tqdm.auto import tqdm
 
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no torch or thread state inherited
-    with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool:
+    with ctx.Manager() as manager, ProcessPoolExecutor(jobs, mp_context=ctx) as pool, workers_stopped_on_sigterm(pool):
         steps_queue = manager.Queue()
         bars = {run: tqdm(total=settings.steps, desc=f"{run[0]}, seed {run[1]}", position=i, mininterval=1.0)
                 for i, run in enumerate(runs)}
