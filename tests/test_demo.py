@@ -107,3 +107,34 @@ def test_sigterm_while_the_pool_runs_takes_ctrl_c_s_path_and_the_handler_is_then
         with pytest.raises(Terminated), workers_stopped_on_sigterm(pool):
             signal.raise_signal(signal.SIGTERM)
     assert issubclass(Terminated, KeyboardInterrupt) and signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.slow  # a demo run, interrupted
+def test_ctrl_c_starts_none_of_the_runs_queued_behind_the_running_ones(tmp_path):
+    """`mentor demo --quick --jobs 2`: three arms, two at a time. Ctrl-C (SIGINT to the group, workers included) while
+    the first two run: they stop, and the third, already handed to the pool, never starts (each worker took its own
+    Ctrl-C and would otherwise take the next run)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from interrupt import HANG_GUARD_S, default_sigint
+
+    proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "demo", "--quick", "--jobs", "2", "--out", "out"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, preexec_fn=default_sigint)
+    out = tmp_path / "out"
+    try:
+        deadline = time.monotonic() + HANG_GUARD_S
+        while len(list(out.glob("*-seed0"))) < 2 and time.monotonic() < deadline:  # both first runs started
+            time.sleep(0.2)
+        started = sorted(p.name for p in out.glob("*-seed0"))
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=HANG_GUARD_S)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err[-2000:]
+    assert len(started) == 2 and sorted(p.name for p in out.glob("*-seed0")) == started, started
+    assert not (out / "results.json").exists()

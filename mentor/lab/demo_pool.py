@@ -39,13 +39,23 @@ def workers_stopped_on_sigterm(pool: ProcessPoolExecutor):
         signal.signal(signal.SIGTERM, previous)
 
 
+_interrupted = False  # this worker took Ctrl-C: the runs queued behind it (the pool hands them on) must not start
+
+
 def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue, library) -> dict[str, Any]:
+    global _interrupted
+    if _interrupted:
+        raise KeyboardInterrupt(f"{arm}, seed {seed}: not started, Ctrl-C came first")
     import torch
 
     from mentor.lab.demo import run_arm  # the worker's own import: demo.py imports this module
 
     torch.set_num_threads(1)
-    return run_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library)
+    try:
+        return run_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library)
+    except KeyboardInterrupt:
+        _interrupted = True
+        raise
 
 
 def run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dict[str, Any]]:
@@ -74,6 +84,10 @@ def run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dic
                                libraries.get(seed)) for arm, seed in runs]
         try:
             return [f.result() for f in futures]
+        except KeyboardInterrupt:
+            for future in futures:  # the runs the pool has not handed to a worker yet
+                future.cancel()
+            raise
         finally:
             steps_queue.put(None)
             reader.join()
