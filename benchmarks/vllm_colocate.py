@@ -33,6 +33,7 @@ def run(args, mentor: bool, out: Path) -> dict:
     from mentor.models import offline_copy
     from mentor.rewards import math_reward
     from mentor.traces import TraceStore, trace_path
+    from mentor.trl.vllm_cpu import sync_cpu_engine_by_reload
 
     config = GRPOConfig(
         output_dir=str(out), use_cpu=True, bf16=False, beta=0.0, learning_rate=1e-6, per_device_train_batch_size=8,
@@ -51,14 +52,14 @@ def run(args, mentor: bool, out: Path) -> dict:
 
     engine.generate = counted
     # vLLM's CPU build packs each linear layer's weight into a oneDNN handle and leaves an empty Parameter in its
-    # place, so TRL's weight sync (model.load_weights) fails there (docs/scale.md). The error is recorded, and the
-    # engine keeps the initial weights: rows are corrected by TRL's importance sampling as ever.
+    # place, so TRL's weight sync (model.load_weights) fails there (docs/scale.md). The error is recorded; the
+    # weights then go in through vLLM's in-place reload, as training/train_grpo.py does on a CPU.
     try:
         engine.sync_weights()
         sync_error = None
     except Exception as e:  # noqa: BLE001 - recorded, the measurement goes on
         sync_error = f"{type(e).__name__}: {e}"
-    engine.sync_weights = lambda: None
+    sync_cpu_engine_by_reload(trainer)
     ratios = []  # per loss call: (importance ratio of each row, prompt text of each row)
     compute_loss = trainer._compute_loss
 
@@ -98,6 +99,7 @@ def run(args, mentor: bool, out: Path) -> dict:
             "regen_s": [log.get("mentor/regen_s") for log in logs],
             "is_ratio_rows_exactly_1_per_loss_call": ones,
             "is_ratio_per_loss_call": [[round(x, 4) for x in r] for r in ratios if r is not None],
+            "logp_gap": [log.get("sampling/sampling_logp_difference/mean") for log in logs],
             "logged_is_metrics": {k: v for k, v in (logs[-1] if logs else {}).items() if "sampling" in k}}
 
 
@@ -132,8 +134,8 @@ def main() -> None:
               f"(median after the first {statistics.median(later):.1f}); vLLM generate calls "
               f"{r['vllm_generate_calls']}, with hinted prompts {r['vllm_calls_with_hinted_prompts']}; trace records "
               f"{r['trace_records']} ({r['trace_records_with_hint']} with a hint); interventions {r['interventions']}; "
-              f"IS ratio rows == 1.0 per loss call {r['is_ratio_rows_exactly_1_per_loss_call']}; weight sync: "
-              f"{r['weight_sync_error'] or 'ok'}", flush=True)
+              f"IS ratio rows == 1.0 per loss call {r['is_ratio_rows_exactly_1_per_loss_call']}; TRL's weight sync: "
+              f"{r['weight_sync_error'] or 'ok'}; engine-policy log p gap per step {r['logp_gap']}", flush=True)
     if len(results) == 2:
         on, off = (statistics.median(r["step_s"][1:] or r["step_s"]) for r in results)
         print(f"step with the mentor / step without (median after the first step): {on / off:.2f}")

@@ -17,6 +17,7 @@ from typing import Any
 from trl import GRPOConfig, GRPOTrainer, ModelConfig, ScriptArguments, TrlParser, get_peft_config
 
 from mentor.trl.distributed import end_process_group
+from mentor.trl.vllm_cpu import sync_cpu_engine_by_reload
 
 LAB_MODEL = "mentor-lab"  # model_name_or_path that means: the CPU lab's pre-trained policy (built and cached)
 
@@ -89,6 +90,7 @@ def build_trainer(script_args: MentorScriptArguments, training_args: GRPOConfig,
                                        **(training_args.model_init_kwargs or {})}
     trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=training_args, train_dataset=dataset,
                           peft_config=get_peft_config(model_args))
+    sync_cpu_engine_by_reload(trainer)  # a colocated vLLM engine on a CPU only; TRL's own sync fails there
     if mentor is not None:
         mentor.attach(trainer)
     return trainer

@@ -7,6 +7,7 @@ to call from data that is the same on every rank (the gathered rewards, the hint
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from typing import Any, Callable
 
@@ -37,6 +38,11 @@ def end_process_group() -> None:
     """
     state = PartialState()
     state.wait_for_everyone()
+    if "vllm" in sys.modules:  # a colocated engine's groups first: its own teardown at exit then finds none left
+        from vllm.distributed.parallel_state import destroy_distributed_environment, destroy_model_parallel
+
+        destroy_model_parallel()
+        destroy_distributed_environment()
     state.destroy_process_group()
     gc.collect()  # a trainer and its callbacks refer to each other: only the cyclic collector frees them
 
