@@ -2,6 +2,7 @@
 
 import signal
 import threading
+import time
 
 HANG_GUARD_S = 900  # only for a hang: the interrupt tests wait on events (a line of output, a file's lines), not time
 
@@ -43,3 +44,13 @@ class StreamLines:
             self.thread.join(timeout=HANG_GUARD_S)
         with self.changed:
             return "".join(self.lines)
+
+
+def wait_until(condition) -> bool:
+    """Polls `condition` (a file the process writes) until it holds, with the hang guard alone as a bound."""
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

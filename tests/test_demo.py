@@ -118,18 +118,15 @@ def test_ctrl_c_starts_none_of_the_runs_queued_behind_the_running_ones(tmp_path)
     import signal
     import subprocess
     import sys
-    import time
 
-    from interrupt import HANG_GUARD_S, default_sigint
+    from interrupt import HANG_GUARD_S, default_sigint, wait_until
 
     proc = subprocess.Popen([sys.executable, "-m", "mentor.cli", "demo", "--quick", "--jobs", "2", "--out", "out"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=default_sigint)
     out = tmp_path / "out"
     try:
-        deadline = time.monotonic() + HANG_GUARD_S
-        while len(list(out.glob("*-seed0"))) < 2 and time.monotonic() < deadline:  # both first runs started
-            time.sleep(0.2)
+        wait_until(lambda: len(list(out.glob("*-seed0"))) >= 2)  # both first runs started
         started = sorted(p.name for p in out.glob("*-seed0"))
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=HANG_GUARD_S)

@@ -8,13 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from failed_groups import ARITHMETIC
-from interrupt import HANG_GUARD_S, StreamLines, default_sigint
+from interrupt import HANG_GUARD_S, StreamLines, default_sigint, wait_until
 from mentor.cli import main
 from mentor.output import write_atomically
 from mentor.traces.jsonl import write_interventions
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.slow  # CLI subprocesses interrupted with SIGINT
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wait_until(condition) -> bool:
-    """Polls `condition` (a file the process writes) until it holds, with the hang guard alone as a bound."""
-    deadline = time.monotonic() + HANG_GUARD_S
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 GRAPH = f"{Path(__file__).resolve().parent / 'stalling_graph.py'}:graph"
 
 
