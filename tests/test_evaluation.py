@@ -266,6 +266,18 @@ def test_a_run_stores_its_library_columns_so_a_library_row_evaluates_on_it(tmp_p
     assert report["warnings"] == [] and "warning" not in capsys.readouterr().err
 
 
+def test_the_math_task_reads_a_datasets_answer_aliases_and_concepts():
+    """The hook builds the mentor's reference (and the run's stored one) from the task's fields, as the reward does:
+    a dataset's `answer_aliases` and `concepts` columns reach it (the tier-1 hint reads the concepts)."""
+    from mentor.tasks import get_task
+
+    math = get_task("math")
+    columns = {"answer": ["\\frac{1}{2}"], "answer_aliases": [["0.5"]], "concepts": [["Halving."]], "other": ["x"]}
+    assert math.references_from_columns(1, columns) == [
+        {"answer": "\\frac{1}{2}", "answer_aliases": ["0.5"], "concepts": ["Halving."]}]
+    assert {"answer_aliases", "concepts"} <= set(math.optional_reference_fields)  # the fields the hook copies
+
+
 def test_fail_under_exits_1_below_the_rate_and_0_above(failures, tmp_path):
     lib3 = f"lib3={CONFIGS / 'lib3_prefix.yaml'}"
     args = (failures, "--policy", "lab", "--config", lib3, "--samples", 4, "-o", tmp_path / "r.json")
