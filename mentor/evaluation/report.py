@@ -71,8 +71,8 @@ def withheld_for_missing(groups: list[FailedGroup], interventions: list[Interven
 def missing_column_warnings(name: str, row: dict[str, Any]) -> list[str]:
     """A warning for each column whose absence withheld more than half of the row's groups."""
     return [f"row {name}: {k} of {row['groups']} groups were withheld and lack the reference column {c!r} the row "
-            f"reads, so on them the row is `none`; add {c!r} to each failure's reference (a run stores the "
-            f"dataset's hint* columns since this version)"
+            f"reads, so on them the row is `none` by construction; give each failure's reference {c!r} (a run "
+            f"stores its dataset's hint* and hint_candidates columns; a run of an earlier version did not)"
             for c, k in row["withheld_missing_column"].items() if k > row["groups"] / 2]
 
 
