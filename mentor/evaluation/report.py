@@ -57,15 +57,17 @@ LIBRARY_NODE = "hint_library"  # the static library's node (graphs/static_hints)
 def withheld_for_missing(groups: list[FailedGroup], interventions: list[Intervention], columns: dict[str, str]
                          ) -> dict[str, int]:
     """Per reference column a config row reads by name (each column its `columns` maps, and the library's column
-    where its graph ran the library node), how many groups the row withheld whose reference lacks it."""
+    where its graph ran the library node), how many groups the row withheld whose reference lacks it (and the field
+    it maps to, which `with_columns` would read instead)."""
     from mentor.runtime.state import LIBRARY_FIELD
 
-    read = set(columns.values())
+    read = dict(columns)  # field the graph reads -> the column it comes from
     if any(LIBRARY_NODE in iv.backend for iv in interventions):
-        read.add(columns.get(LIBRARY_FIELD, LIBRARY_FIELD))
-    counts = {c: sum(iv.withheld and c not in g.reference for g, iv in zip(groups, interventions))
-              for c in sorted(read)}
-    return {c: k for c, k in counts.items() if k}
+        read.setdefault(LIBRARY_FIELD, LIBRARY_FIELD)
+    mapped = [with_columns(g, columns).reference for g in groups]
+    counts = {column: sum(iv.withheld and field not in m for m, iv in zip(mapped, interventions))
+              for field, column in sorted(read.items())}
+    return {column: k for column, k in counts.items() if k}
 
 
 def missing_column_warnings(name: str, row: dict[str, Any]) -> list[str]:
