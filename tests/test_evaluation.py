@@ -7,6 +7,7 @@ import pytest
 
 from loopback import free_port
 from mentor.cli import main
+from mentor.evaluation.intervals import paired_difference, wilson
 from mentor.lab import data as labdata
 from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
@@ -16,7 +17,8 @@ from mentor.traces.viewer import read_jsonl
 
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
-              "failures", "reliance", "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s"}
+              "failures", "reliance", "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s", "rescued",
+              "rescue_ci", "vs_none", "withheld_missing_column"}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def run(*argv) -> int:
     return main(["eval", *map(str, argv), "--threads", "1"])
 
 
-def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hint_does(failures, tmp_path):
+def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hint_does(failures, tmp_path, capsys):
     out, html = tmp_path / "report.json", tmp_path / "report.html"
     rc = run(failures, "--policy", "lab", "--config", f"lib3={CONFIGS / 'lib3_prefix.yaml'}", "--config",
              f"mentor={CONFIGS / 'mentor_prefix.yaml'}", "--samples", 4, "-o", out, "--html", html)
@@ -54,6 +56,15 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
         assert sum(c["groups"] for c in entry["per_error_class"].values()) == groups
         assert entry["mentor_s"] >= 0 and entry["sample_s"] > 0
         assert entry["diagnosis_accuracy"] is None, name  # no attempt carries an annotated first wrong step
+        # n and the 95% intervals: Wilson's for the rate, Newcombe's paired one for the difference from `none`.
+        assert entry["rescued"] == round(entry["rescue_rate"] * groups)
+        assert entry["rescue_ci"] == pytest.approx(list(wilson(entry["rescued"], groups)))
+        assert entry["rescue_ci"][0] <= entry["rescue_rate"] <= entry["rescue_ci"][1]
+        if name != "none":
+            vs = entry["vs_none"]
+            assert vs["difference"] == pytest.approx(entry["rescue_rate"] - report["configs"]["none"]["rescue_rate"])
+            assert vs["ci"][0] <= vs["difference"] <= vs["ci"][1] and vs["gained"] >= entry["rescued"] - 1
+    assert report["configs"]["none"]["vs_none"] is None and report["warnings"] == []
     none, lib3, mentor = (report["configs"][n] for n in ("none", "lib3", "mentor"))
     assert none["hint_tokens"] == 0 and none["reliance"] is None
     assert lib3["hint_tokens"] == 3.0  # 3 digits, one char-level token each
@@ -71,6 +82,11 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
     for error_class in lib3["per_error_class"]:
         assert f"<h3>{error_class} (" in page
     assert "Diagnosis accuracy" not in page
+    lo, hi = lib3["rescue_ci"]
+    assert f"<td>[{lo:.3f}, {hi:.3f}]</td><td>{lib3['vs_none']['difference']:+.3f}</td>" in page
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("lib3 ")]  # the CLI table's row
+    assert line.split()[1:3] == [str(groups), f"{100 * lib3['rescue_rate']:.1f}%"]
+    assert f"[{100 * lo:.1f}, {100 * hi:.1f}]" in line and f"{100 * lib3['vs_none']['difference']:+.1f}" in line
 
 
 def test_none_is_a_direct_sampling_with_the_same_seed(tmp_path):
@@ -181,6 +197,85 @@ def test_a_run_trace_store_is_read_as_its_collapsed_groups(failures, tmp_path):
     report = json.loads(out.read_text())
     assert report["configs"]["none"]["groups"] == 1
     assert len(report["skipped"]) == 1 and "no reference" in report["skipped"][0]
+
+
+def test_wilson_and_the_paired_interval_keep_their_width_at_0_of_n_and_n_of_n():
+    assert wilson(0, 6) == (0.0, pytest.approx(0.3903, abs=1e-4))  # Wald's would be [0, 0]
+    assert wilson(6, 6) == (pytest.approx(0.6097, abs=1e-4), 1.0) and wilson(0, 0) == (0.0, 1.0)
+    assert [round(x, 4) for x in wilson(1, 6)] == [0.0301, 0.5635]
+    # Newcombe (1998), paired example (a): 36 both, 12 the row only, 2 the base only, 0 neither -> 0.0569 to 0.3404.
+    d = paired_difference([True] * 48 + [False] * 2, [True] * 36 + [False] * 12 + [True] * 2)
+    assert d["difference"] == pytest.approx(0.2) and d["ci"] == pytest.approx([0.0569, 0.3404], abs=1e-4)
+    same = paired_difference([False] * 6, [False] * 6)  # both rows rescue nothing: no difference, not certainty
+    assert same == {"difference": 0.0, "ci": [pytest.approx(-0.3903, abs=1e-4), pytest.approx(0.3903, abs=1e-4)],
+                    "gained": 0, "lost": 0}
+    every = paired_difference([True] * 6, [False] * 6)
+    assert every["difference"] == 1.0 and every["ci"] == [pytest.approx(0.448, abs=1e-3), 1.0]
+
+
+def test_a_library_row_that_withholds_for_a_missing_column_warns_naming_it(failures, tmp_path, capsys):
+    """The lab failures hold hint1..hint3, not `hint_partial`: the library row withholds every group, and says why."""
+    library = tmp_path / "partial.yaml"
+    library.write_text("task: arithmetic\ngraph: graphs/static_hints/graph.py:graph\ncolumns: {hint: hint_partial}\n")
+    out, html = tmp_path / "r.json", tmp_path / "r.html"
+    assert run(failures, "--policy", "lab", "--config", f"partial={library}", "--config",
+               f"lib1={CONFIGS / 'lib1_prefix.yaml'}", "--samples", 1, "-o", out, "--html", html) == 0
+    report = json.loads(out.read_text())
+    partial, groups = report["configs"]["partial"], report["configs"]["partial"]["groups"]
+    assert partial["withheld"] == groups and partial["withheld_missing_column"] == {"hint_partial": groups}
+    assert report["configs"]["lib1"]["withheld_missing_column"] == {}  # its hint1 is there: no warning
+    [warning] = report["warnings"]
+    assert warning.startswith(f"row partial: {groups} of {groups} groups were withheld") and "'hint_partial'" in warning
+    assert f"mentor: warning: {warning}" in capsys.readouterr().err
+    assert "warning: row partial:" in html.read_text()
+
+
+def test_hint_choice_learning_is_refused_before_the_policy_loads(failures, tmp_path, capsys):
+    learning = tmp_path / "learning.yaml"
+    learning.write_text("task: arithmetic\nhint_choice: learning\nhint_candidates: [hint1]\n")
+    assert run(failures, "--policy", "no/such/policy", "--config", f"learn={learning}", "-o", tmp_path / "r.json") == 2
+    err = capsys.readouterr().err
+    assert f"--config learn={learning}: hint_choice: learning" in err and "hint_choice: graph" in err
+
+
+def test_a_run_stores_its_library_columns_so_a_library_row_evaluates_on_it(tmp_path, capsys):
+    """A real GRPOTrainer step with the default mentor over a dataset with a `hint_partial` library column: its trace
+    records keep that column, so `mentor eval` on the run gives the library row its hints (it withheld every group
+    when a run stored only the mentor's reference)."""
+    from mentor import Mentor
+    from mentor.lab.data import make_dataset
+    from mentor.traces import TraceStore
+    from tiny_grpo import RecordingReward, make_trainer
+
+    dataset = make_dataset("hard", 16, seed=0)
+    dataset = dataset.add_column("hint_partial", [str(a)[:2] for a in dataset["answer"]])
+    trainer = make_trainer(tmp_path / "run", RecordingReward(), dataset=dataset)
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    store = TraceStore(tmp_path / "run", readonly=True)
+    records = store.interventions()
+    store.close()
+    assert records and all(r["reference"]["hint_partial"] == str(r["reference"]["answer"])[:2] for r in records)
+    library = tmp_path / "partial.yaml"
+    library.write_text("task: arithmetic\ngraph: graphs/static_hints/graph.py:graph\ncolumns: {hint: hint_partial}\n")
+    out = tmp_path / "r.json"
+    assert run(tmp_path / "run", "--policy", "lab", "--config", f"partial={library}", "--samples", 1, "-o", out) == 0
+    report = json.loads(out.read_text())
+    partial = report["configs"]["partial"]
+    assert partial["groups"] == len(records) and partial["withheld"] == 0 and partial["hint_tokens"] == 2.0
+    assert report["warnings"] == [] and "warning" not in capsys.readouterr().err
+
+
+def test_the_math_task_reads_a_datasets_answer_aliases_and_concepts():
+    """The hook builds the mentor's reference (and the run's stored one) from the task's fields, as the reward does:
+    a dataset's `answer_aliases` and `concepts` columns reach it (the tier-1 hint reads the concepts)."""
+    from mentor.tasks import get_task
+
+    math = get_task("math")
+    columns = {"answer": ["\\frac{1}{2}"], "answer_aliases": [["0.5"]], "concepts": [["Halving."]], "other": ["x"]}
+    assert math.references_from_columns(1, columns) == [
+        {"answer": "\\frac{1}{2}", "answer_aliases": ["0.5"], "concepts": ["Halving."]}]
+    assert {"answer_aliases", "concepts"} <= set(math.optional_reference_fields)  # the fields the hook copies
 
 
 def test_fail_under_exits_1_below_the_rate_and_0_above(failures, tmp_path):

@@ -4,8 +4,9 @@ with the hint placed as the config says, and the task's verifier scores them. Th
 
 One job a module: `annotations` (the failures file's annotated first wrong steps), `arguments` (the command's
 arguments), `policy` (loading the policy), `inputs` (a group's token ids, hinted and not), `sampling`, `reliance`,
-`report` (the rows and the oracle), `page` (the HTML page) and `command` (`mentor eval` itself). The library's
-names are importable from here; the command is not, so that importing them never loads the command.
+`intervals` (the rows' 95% intervals), `report` (the rows and the oracle), `page` (the HTML page) and `command`
+(`mentor eval` itself). The library's names are importable from here; the command is not, so that importing them
+never loads the command.
 """
 
 from mentor.evaluation.inputs import Inputs, group_inputs

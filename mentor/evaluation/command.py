@@ -81,12 +81,17 @@ def cmd_eval(args) -> int:
     partial_path(out).unlink(missing_ok=True)
     if html:
         write_html(report, html)
-    print(f"{'config':<16}{'rescued':>9}{'reward':>9}{'hint tok':>10}{'reliance':>10}{'withheld':>10}"
-          f"{'fallbacks':>11}{'failures':>10}")
+    print(f"{'config':<16}{'n':>5}{'rescued':>9}{'95% CI':>15}{'vs none':>9}{'95% CI':>16}{'reward':>9}"
+          f"{'hint tok':>10}{'reliance':>10}{'withheld':>10}{'fallbacks':>11}{'failures':>10}")
     for name, row in report["configs"].items():
         rely = "" if row["reliance"] is None else f"{row['reliance']:.3f}"
-        print(f"{name:<16}{100 * row['rescue_rate']:>8.1f}%{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}"
-              f"{rely:>10}{row['withheld']:>10}{row['llm_fallbacks']:>11}{row['failures']:>10}")
+        vs = row["vs_none"]
+        paired = f"{100 * vs['difference']:>+9.1f}{points(vs['ci'], '+'):>16}" if vs else " " * 25
+        print(f"{name:<16}{row['groups']:>5}{100 * row['rescue_rate']:>8.1f}%{points(row['rescue_ci']):>15}{paired}"
+              f"{row['mean_reward']:>9.3f}{row['hint_tokens']:>10.2f}{rely:>10}{row['withheld']:>10}"
+              f"{row['llm_fallbacks']:>11}{row['failures']:>10}")
+    for warning in report["warnings"]:
+        print(f"mentor: warning: {warning}", file=sys.stderr)
     for name, row in report["configs"].items():
         if row["diagnosis_accuracy"]:
             d = row["diagnosis_accuracy"]
@@ -108,6 +113,12 @@ def cmd_eval(args) -> int:
         print("--fail-under: " + "; ".join(below), file=sys.stderr)
         return 1
     return status
+
+
+def points(interval: list[float], sign: str = "") -> str:
+    """A 95% interval of shares, in percentage points: `[3.0, 56.4]` (`sign="+"`: `[-12.5, +40.1]`)."""
+    lo, hi = (f"{100 * x:{sign}.1f}" for x in interval)
+    return f"[{lo}, {hi}]"
 
 
 def add_eval_command(sub) -> None:

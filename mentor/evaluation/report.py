@@ -1,5 +1,6 @@
-"""The report of `mentor eval`: per row (`none` and each config), its rescue rate, reward, hint cost, counts of
-what the graph did, reliance, per-class rescue and diagnosis accuracy, and the oracle over the rows."""
+"""The report of `mentor eval`: per row (`none` and each config), its rescue rate with its interval and its paired
+difference from `none`, reward, hint cost, counts of what the graph did, reliance, per-class rescue and diagnosis
+accuracy; the oracle over the rows; and a warning for each row that withheld most groups for a missing column."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections import defaultdict
 from typing import Any, Callable
 
 from mentor.evaluation.inputs import group_inputs
+from mentor.evaluation.intervals import paired_difference, wilson
 from mentor.evaluation.policy import Policy
 from mentor.evaluation.reliance import reliance
 from mentor.evaluation.sampling import sample
@@ -49,8 +51,36 @@ def diagnosis_accuracy(predicted: list[int | None], annotated: list[list[int | N
             "within_1": sum(p is not None and abs(p - s) <= 1 for p, s in pairs) / len(pairs)}
 
 
+LIBRARY_NODE = "hint_library"  # the static library's node (graphs/static_hints), which reads LIBRARY_FIELD
+
+
+def withheld_for_missing(groups: list[FailedGroup], interventions: list[Intervention], columns: dict[str, str]
+                         ) -> dict[str, int]:
+    """Per reference column a config row reads by name (each column its `columns` maps, and the library's column
+    where its graph ran the library node), how many groups the row withheld whose reference lacks it (and the field
+    it maps to, which `with_columns` would read instead)."""
+    from mentor.runtime.state import LIBRARY_FIELD
+
+    read = dict(columns)  # field the graph reads -> the column it comes from
+    if any(LIBRARY_NODE in iv.backend for iv in interventions):
+        read.setdefault(LIBRARY_FIELD, LIBRARY_FIELD)
+    mapped = [with_columns(g, columns).reference for g in groups]
+    counts = {column: sum(iv.withheld and field not in m for m, iv in zip(mapped, interventions))
+              for field, column in sorted(read.items())}
+    return {column: k for column, k in counts.items() if k}
+
+
+def missing_column_warnings(name: str, row: dict[str, Any]) -> list[str]:
+    """A warning for each column whose absence withheld more than half of the row's groups."""
+    return [f"row {name}: {k} of {row['groups']} groups were withheld and lack the reference column {c!r} the row "
+            f"reads, so on them the row is `none` by construction; give each failure's reference {c!r} (a run "
+            f"stores its dataset's hint* and hint_candidates columns; a run of an earlier version did not)"
+            for c, k in row["withheld_missing_column"].items() if k > row["groups"] / 2]
+
+
 def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
-    """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing."""
+    """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing.
+    `hint_choice: learning` is refused (docs/evaluation.md says why)."""
     from mentor.runtime import MentorRuntime
 
     runtimes = {}
@@ -59,6 +89,12 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
             runtimes[name] = MentorRuntime(path)
         except InputError as e:
             raise InputError(f"--config {name}={path}: {e}") from None
+        if runtimes[name].config.hint_choice == "learning":
+            raise InputError(f"--config {name}={path}: hint_choice: learning is training's choice among hints by "
+                             f"predicted learning, which `mentor eval` does not make; set hint_choice: graph, and "
+                             f"give each hint_candidates column its own static-library row (graph: "
+                             f"graphs/static_hints/graph.py:graph, columns: {{hint: COLUMN}}), whose rows and oracle "
+                             f"compare the candidates (docs/evaluation.md)")
     return runtimes
 
 
@@ -82,7 +118,7 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
     max_new_tokens = max_new_tokens or policy.max_new_tokens
     classes = [error_class(g) for g in groups]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
-                              "max_new_tokens": max_new_tokens, "configs": {}}
+                              "max_new_tokens": max_new_tokens, "configs": {}, "warnings": []}
     rescued_by: dict[str, list[bool]] = {}
     sampled: dict[str, tuple[list, list, list]] = {}  # per row: inputs, responses, rewards (for the lookahead)
     for name in ["none", *runtimes]:
@@ -130,7 +166,14 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
                                                      annotated) if name != "none" else None,
             "mentor_s": round(mentor_s, 3),
             "sample_s": round(sample_s, 3),
+            # Added after the fields above (kept as they were): the sample size's say in the headline.
+            "rescued": sum(rescued),
+            "rescue_ci": list(wilson(sum(rescued), len(groups))),
+            "vs_none": paired_difference(rescued, rescued_by["none"]) if name != "none" else None,
+            "withheld_missing_column": withheld_for_missing(groups, interventions, runtime.config.columns)
+                                       if name != "none" else {},
         }
+        report["warnings"] += missing_column_warnings(name, report["configs"][name])
         rescued_by[name] = rescued
         if on_row:
             on_row(name, report["configs"][name])

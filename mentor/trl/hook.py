@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -42,6 +42,15 @@ from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
+
+
+def library_columns(row: dict, reference: dict, candidates: list[str]) -> dict[str, str]:
+    """The text columns of a dataset `row` that hold hints, beyond the mentor's `reference`: each `hint*` column
+    (static libraries: `hint`, `hint2`, `hint_partial`...) and each `hint_candidates` column. The trace record keeps
+    them in its reference, so `mentor eval` can evaluate a library on the run (`columns: {hint: hint_partial}`);
+    a value that is not text is no hint, and is left out."""
+    return {column: value for column, value in row.items() if isinstance(value, str) and column not in reference
+            and (column.startswith(LIBRARY_FIELD) or column in candidates)}
 
 
 @dataclass
@@ -169,8 +178,9 @@ class GenerationHook:
             work.regen_s += seconds
         still = []
         for g, group, iv in zip(kept, groups, interventions):
-            record = self.record(work.step, g, round_, group, work.prompts[g * G], work.attempts[g], iv,
-                                 reattempts.get(g), tried.get(g))
+            stored = library_columns(rows[g * G], group.reference, self.config.hint_candidates)
+            record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
+                                 work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g))
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"])
             if not iv.hint:

@@ -29,7 +29,7 @@ class MathTask(Task):
 
     name = "math"
     reference_fields = ("answer",)
-    optional_reference_fields = ("solution",)
+    optional_reference_fields = ("solution", "answer_aliases", "concepts")  # read when present: the run stores them
     taxonomy = TAXONOMY
     concept = staticmethod(concept_hint)  # the tier-1 hint
 
