@@ -314,6 +314,10 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
     def dropped() -> list[int]:
         return [s for s, p in sorted(policies.items()) if not p["kept"]]
 
+    def keep_partial() -> None:  # the summary so far, for an interrupted or stopped run
+        write_atomically(partial_path(out_dir / "results.json"),
+                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+
     def reuse(seed: int) -> None:
         for g, (name, block) in enumerate(files.pop(seed).items()):
             if block is not None:
@@ -360,19 +364,16 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
                         blocks[block["name"]] = block
                         print(f"block {block['name']} ({len(blocks)} done, {block['wall_s']:.0f} s): "
                               + ", ".join(f"{a} {v:.3f}" for a, v in block["outcome"].items()), flush=True)
-                        write_atomically(partial_path(out_dir / "results.json"),
-                                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+                        keep_partial()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
-            write_atomically(partial_path(out_dir / "results.json"),
-                             [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+            keep_partial()
             print(f"interrupted: {len(blocks)} finished block(s) kept in {out_dir / 'blocks'}; their summary is in "
                   f"{partial_path(out_dir / 'results.json')}", flush=True)
             raise
         pool.shutdown()
     if seeds_in_play() < needed:  # the drop cap, reached: no results.json, the dropped seeds in the partial summary
-        write_atomically(partial_path(out_dir / "results.json"),
-                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+        keep_partial()
         raise InputError(f"the collapse rule dropped {len(dropped())} pre-training seed(s) ({dropped()}) and kept "
                          f"{seeds_in_play()} of the {needed} needed, so the run stopped; a policy is kept only if at "
                          f"least {COLLAPSE_MIN:.3f} of its step-0 groups collapse: pre-train these policies less, or "

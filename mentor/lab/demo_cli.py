@@ -90,8 +90,8 @@ def add_demo_command(sub) -> None:
                       help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
                            "worker processes, 1 or 2, default 2)")
     demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
-                                                 f"the arms {','.join(COMPOSED_ARMS)}, with paired bootstrap CIs "
-                                                 "(docs/lab.md, 'Evidence, round 4')")
+                                                 f"the arms {','.join(COMPOSED_ARMS)}, analysed over policies "
+                                                 "(docs/lab.md, 'Evidence, round 5')")
     demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int,
                       help="with --blocks: GRPO seeds per pre-training seed (default: 2, or with --pretrain-seeds "
                            "the blocks over the seeds named)")
