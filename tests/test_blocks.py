@@ -77,6 +77,41 @@ def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):
     assert not (tmp_path / "results.json").exists()
 
 
+def test_pretrain_seeds_are_ranges_and_lists_and_fix_the_blocks_per_seed(tmp_path, capsys):
+    from mentor.lab.demo_cli import parse_seed_list
+    from mentor.types import InputError
+
+    assert parse_seed_list("--pretrain-seeds", "100-123") == list(range(100, 124))
+    assert parse_seed_list("--pretrain-seeds", "5, 3,9-10") == [5, 3, 9, 10]
+    for bad, says in [("100-", "ranges and lists"), ("-3", "ranges and lists"), ("7-5", "5-7"),
+                      ("1,2,1", r"repeats \[1\]")]:
+        with pytest.raises(InputError, match=says):
+            parse_seed_list("--pretrain-seeds", bad)
+    # 24 blocks over 24 named policies: one GRPO seed each, unless --grpo-seeds says otherwise and the count disagrees.
+    base = ["demo", "--lab", "composed", "--out", str(tmp_path)]
+    assert main([*base, "--blocks", "24", "--pretrain-seeds", "100-123", "--grpo-seeds", "2"]) == 2
+    assert "--blocks must be 24 x --grpo-seeds (2) = 48" in capsys.readouterr().err
+    assert main([*base, "--blocks", "5", "--pretrain-seeds", "100-101"]) == 2
+    assert "--blocks must be 2 x" in capsys.readouterr().err
+    assert main(["demo", "--pretrain-seeds", "3", "--out", str(tmp_path)]) == 2
+    assert "give --blocks too" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_a_block_file_cut_short_is_run_again_with_a_warning_naming_it(tmp_path, capsys):
+    settings = tiny_settings()
+    path = tmp_path / "blocks" / "p3-g0.json"
+    path.parent.mkdir()
+    whole = json.dumps({"name": "p3-g0", "settings_key": blocks.settings_key(settings), "outcome": {}})
+    path.write_text(whole)
+    assert blocks.finished_block(tmp_path, "p3-g0", settings)["name"] == "p3-g0"
+    for cut in (whole[:len(whole) // 2], "", "[1, 2]", b"\xff\xfe{"):
+        path.write_bytes(cut if isinstance(cut, bytes) else cut.encode())
+        assert blocks.finished_block(tmp_path, "p3-g0", settings) is None
+        err = capsys.readouterr().err
+        assert f"warning: {path} is not a finished block" in err and "running block p3-g0 again" in err
+
+
 def tiny_settings():
     from mentor.lab.demo import COMPOSED_ARMS, DemoSettings
 
@@ -124,19 +159,41 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
                 for a in settings.arms]
         assert len({r["heldout_acc_before"] for r in runs}) == 1
     assert (tmp_path / "out" / "report.html").exists() and not (tmp_path / "out" / "results.json.partial").exists()
-    # A rerun reuses the finished blocks instead of training them again.
+    # A rerun reuses the finished blocks instead of training them again, and, from a fresh clone (no pre-training
+    # cache: another working directory), without pre-training their policy.
     path = tmp_path / "out" / "blocks" / "p0-g0.json"
     mtime = path.stat().st_mtime
+    (fresh := tmp_path / "fresh").mkdir()
+    monkeypatch.chdir(fresh)
     again = blocks.run_blocks(tmp_path / "out", settings, 2, grpo_seeds=2, jobs=1)
     assert path.stat().st_mtime == mtime and again["paired"] == results["paired"]
+    assert not (fresh / ".cache").exists() and again["policies"] == results["policies"]
+
+
+@pytest.mark.slow
+def test_a_run_whose_every_seed_is_dropped_stops_at_the_cap_and_records_them(tmp_path, monkeypatch):
+    """The collapse rule set past any policy (from the Python API): the run tries the seed asked for and its
+    replacements, the next unused seeds, up to the cap, then fails naming them, with the dropped seeds written."""
+    from mentor.types import InputError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(blocks, "COLLAPSE_MIN", 1.01)  # no share of collapsed groups reaches it
+    monkeypatch.setattr(blocks, "DROP_CAP_MIN", 1)  # one seed tried, for time (the replacement order: candidate_seeds)
+    with pytest.raises(InputError, match=r"dropped 1 pre-training seed\(s\) \(\[7\]\)"):
+        blocks.run_blocks(tmp_path / "out", replace(tiny_settings(), arms=["grpo"]), 1, grpo_seeds=1, jobs=1,
+                          pretrain_seeds=[7])
+    written = json.loads((tmp_path / "out" / "results.json.partial").read_text())
+    assert [d["seed"] for d in written["blocks_dropped"]] == [7] and not written["blocks"]
+    assert "1.010" in written["collapse_rule"] and not (tmp_path / "out" / "results.json").exists()
 
 
 def test_the_modules_examples_hold():
     import doctest
 
     from mentor.evaluation import lookahead
+    from mentor.lab import demo_cli, policy_stats
 
-    for module in (blocks, lookahead):
+    for module in (blocks, lookahead, demo_cli, policy_stats):
         assert doctest.testmod(module).failed == 0
 
 

@@ -124,6 +124,12 @@ def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_res
         assert 0.0 <= figures["heldout_acc_after"] <= 1.0 and [p["step"] for p in figures["runs"][0]["curve"]] == [0, 2]
     library = written["arms"]["static_hints"]["runs"][0]["library"]
     assert library["step"] in (1, 2) and (library["groups"] == 0 or set(library["rescue_rates"]) == {"step1", "step2"})
+    # Hint dependence with the same one-step hints for every arm, beside each arm's own (the library's step, else 1).
+    for arm in ARMS:
+        run = written["arms"][arm]["runs"][0]
+        own = library["step"] if arm == "static_hints" else 1
+        assert set(run["hint_dependence_by_step"]) == {"1", "2"}
+        assert run["hint_dependence_by_step"][str(own)] == run["hint_dependence"]
     assert results["arms"]["grpo"]["interventions"] == 0
     page = (tmp_path / "out" / "report.html").read_text()
     assert "composed lab" in page and 'id="results"' in page

@@ -3,20 +3,28 @@ round 4", whose pre-registration fixes the rules this module applies).
 
 - A block is (pre-training seed p, GRPO seed g): every arm starts from seed p's policy and trains on the same problems
   in the same order with the same torch seed (g). Block i is (the (i // grpo_seeds)-th kept seed, i % grpo_seeds).
+  The candidate pre-training seeds are 0, 1, 2, ... or the ones asked for (`pretrain_seeds`), then the next unused.
 - The collapse rule: a pre-training seed is kept only if at least `COLLAPSE_MIN` of its step-0 groups (8 attempts at
-  T=1 on the library's 300 training problems) have no correct attempt; dropped seeds are recorded and skipped.
+  T=1 on the library's 300 training problems) have no correct attempt; dropped seeds are recorded and replaced by
+  the next candidate, until `drop_cap` seeds are dropped: then the run stops with an InputError.
 - The outcome of a run is its mean held-out accuracy over the last `LAST_EVALS` evaluations.
-- Paired differences per block, a cluster bootstrap over policies (`paired_bootstrap`) and the decision (`decide`).
+- The analysis, over policies (`compare`): per policy the mean paired difference of its blocks; a paired t-interval,
+  an exact sign-flip p and Holm's correction across `PRIMARY` (mentor.lab.policy_stats), decided by `decide_t`; the
+  cluster bootstrap of round 4 (`paired_bootstrap`, `decide`) as secondary; `harm`: the policies where a hinted arm
+  ends below grpo.
 - Blocks run in worker processes (one torch thread each); each finished block is written atomically to
-  `<out>/blocks/p<p>-g<g>.json` and reused by a rerun with the same settings, so Ctrl-C (or SIGTERM) keeps them.
+  `<out>/blocks/p<p>-g<g>.json` and reused by a rerun with the same settings, so Ctrl-C (or SIGTERM) keeps them; a
+  seed whose blocks are all there is not pre-trained again, so a fresh clone resumes from the committed files alone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import random
+import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict
@@ -24,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
+from mentor.lab.policy_stats import holm, sign_flip_p, t_test
 from mentor.output import partial_path, write_atomically
+from mentor.types import InputError
 
 COLLAPSE_MIN = 2 / 3
 LAST_EVALS = 3
@@ -33,7 +43,14 @@ COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - re
                "static_hints - resample": ("static_hints", "resample"), "mentor - grpo": ("mentor", "grpo"),
                "resample - grpo": ("resample", "grpo"), "learning - mentor": ("learning", "mentor"),
                "learning - static_hints": ("learning", "static_hints"), "learning - resample": ("learning", "resample"),
-               "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor")}
+               "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor"),
+               "static_hints - grpo": ("static_hints", "grpo"), "learning - grpo": ("learning", "grpo"),
+               "two_draws - grpo": ("two_draws", "grpo")}
+# Round 5's primary comparisons, Holm-corrected together (docs/lab.md, "Evidence, round 5"); the rest are secondary.
+PRIMARY = ("learning - two_draws", "learning - mentor", "mentor - static_hints")
+HINTED_ARMS = ("static_hints", "mentor", "learning", "two_draws")
+ALPHA = 0.05
+DROP_CAP_MIN = 4  # a run stops once max(DROP_CAP_MIN, seeds needed) seeds are dropped by the collapse rule
 # The settings of a block run: the composed demo's, with 1,000 held-out problems and an evaluation every 25 steps.
 BLOCK_DEFAULTS: dict[str, Any] = {"heldout_problems": 1000, "eval_every": 25}
 
@@ -106,17 +123,70 @@ def decide(stats: dict[str, Any], margin: float = MARGIN) -> dict[str, Any]:
     return {"decision": "unresolved", "n_needed": math.ceil(stats["n"] * (half / margin) ** 2)}
 
 
+def decide_t(stats: dict[str, Any], margin: float = MARGIN, alpha: float = ALPHA) -> dict[str, Any]:
+    """Round 4's four cases on the t-interval over policies, after Holm: `win` / `loss` when the (Holm-adjusted, for a
+    primary comparison) t-test p is below `alpha`, by the mean's sign; `matches` when the 90% t-interval is inside
+    ±margin; else `unresolved` with the policies needed for a 95% t-interval of ±margin. Fewer than 2 policies have no
+    interval: `too_few_policies`, never a win.
+
+    >>> decide_t({"policy_mean": 0.04, "t_ci": None, "t_ci90": None, "t_p": None, "holm_p": None, "policies": 1})
+    {'decision': 'too_few_policies'}
+    >>> decide_t({"policy_mean": 0.04, "t_ci": [0.01, 0.07], "t_ci90": [0.02, 0.06], "t_p": 0.01, "holm_p": 0.07,
+    ...           "policies": 6})
+    {'decision': 'unresolved', 'n_needed': 6}
+    """
+    if stats["t_ci"] is None:
+        return {"decision": "too_few_policies"}
+    p = stats["t_p"] if stats["holm_p"] is None else stats["holm_p"]
+    if p < alpha:
+        return {"decision": "win" if stats["policy_mean"] > 0 else "loss"}
+    if -margin <= stats["t_ci90"][0] and stats["t_ci90"][1] <= margin:
+        return {"decision": "matches"}
+    half = (stats["t_ci"][1] - stats["t_ci"][0]) / 2
+    return {"decision": "unresolved", "n_needed": math.ceil(round(stats["policies"] * (half / margin) ** 2, 6))}
+
+
+def per_policy(blocks: list[dict[str, Any]], a: str, b: str) -> dict[int, list[float]]:
+    """Each pre-training seed's blocks' differences a − b."""
+    diffs: dict[int, list[float]] = {}
+    for block in blocks:
+        diffs.setdefault(block["pretrain_seed"], []).append(block["outcome"][a] - block["outcome"][b])
+    return diffs
+
+
 def paired(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
-    """Every comparison whose two arms ran: the bootstrap (clusters: pre-training seeds) and the decision."""
+    """Every comparison whose two arms ran. Primary, over policies: `per_policy` (each policy's mean difference),
+    `policies`, `policy_mean`, `t_ci`, `t_ci90`, `t_p`, `sign_flip_p`, `holm_p` (for `PRIMARY`, else None) and
+    `decision` (`decide_t`, with `n_needed` policies when unresolved).
+    Secondary: round 4's cluster bootstrap (`mean`, `ci`, `ci90`, `n` blocks, `clusters`) and its `bootstrap_decision`
+    (with `bootstrap_n_needed` when unresolved)."""
     out = {}
     for name, (a, b) in COMPARISONS.items():
         if a not in arms or b not in arms or not blocks:
             continue
-        diffs: dict[int, list[float]] = {}
-        for block in blocks:
-            diffs.setdefault(block["pretrain_seed"], []).append(block["outcome"][a] - block["outcome"][b])
-        stats = paired_bootstrap(diffs)
-        out[name] = {**stats, **decide(stats)}
+        diffs = per_policy(blocks, a, b)
+        means = {seed: sum(d) / len(d) for seed, d in sorted(diffs.items())}
+        boot = paired_bootstrap(diffs)
+        secondary = {("bootstrap_" + k): v for k, v in decide(boot).items()}
+        values = list(means.values())
+        out[name] = {**boot, **secondary, "per_policy": {str(s): m for s, m in means.items()}, "policies": len(means),
+                     "policy_mean": sum(values) / len(values), **t_test(values), "sign_flip_p": sign_flip_p(values),
+                     "holm_p": None}
+    primary = {name: out[name]["t_p"] for name in PRIMARY if name in out and out[name]["t_p"] is not None}
+    for name, p in holm(primary).items():
+        out[name]["holm_p"] = p
+    for stats in out.values():
+        stats.update(decide_t(stats))
+    return out
+
+
+def harm(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
+    """Per hinted arm run beside grpo: the policies (mean over their blocks) where it ends below grpo."""
+    out = {}
+    for arm in (a for a in HINTED_ARMS if a in arms and "grpo" in arms and blocks):
+        means = {seed: sum(d) / len(d) for seed, d in sorted(per_policy(blocks, arm, "grpo").items())}
+        below = [seed for seed, m in means.items() if m < 0]
+        out[arm] = {"policies_below_grpo": len(below), "policies": len(means), "below": below}
     return out
 
 
@@ -133,9 +203,10 @@ class _Quiet:
         pass
 
 
-def prepare_policy(seed: int, settings) -> dict[str, Any]:
-    """Seed `seed`'s policy (pre-trained on a cache miss), its step-0 collapse share and the collapse rule's verdict,
-    and, when `static_hints` runs, its library rule."""
+def prepare_policy(seed: int, settings, collapse_min: float | None = None) -> dict[str, Any]:
+    """Seed `seed`'s policy (pre-trained on a cache miss), its step-0 collapse share and the collapse rule's verdict
+    (at `collapse_min`, default `COLLAPSE_MIN`: the parent passes its own, since a spawned worker re-imports this
+    module), and, when `static_hints` runs, its library rule."""
     from mentor.lab import composed as lab
     from mentor.lab import composed_demo as cd
     from mentor.lab.composed_eval import composed_failure_rows
@@ -145,7 +216,8 @@ def prepare_policy(seed: int, settings) -> dict[str, Any]:
         policy = cd.policy(seed, settings.pretrain)
         problems = lab.generate_problems("hard", cd.LIBRARY_PROBLEMS, seed=seed, split="train")
         collapsed = len(composed_failure_rows(policy, problems, seed=seed)) / len(problems)
-        info = {"seed": seed, "policy": policy, "collapsed_share": collapsed, "kept": collapsed >= COLLAPSE_MIN}
+        bar = COLLAPSE_MIN if collapse_min is None else collapse_min
+        info = {"seed": seed, "policy": policy, "collapsed_share": collapsed, "kept": collapsed >= bar}
         if info["kept"] and "static_hints" in settings.arms:
             info["library"] = cd.choose_library(policy, seed)
     return info
@@ -167,7 +239,8 @@ def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settin
         result.pop("heldout_wrong", None)  # 1,000 problems per arm per block: the curve keeps where they go wrong
         runs[arm] = result
     block = {"name": name, "pretrain_seed": pretrain_seed, "grpo_seed": grpo_seed, "policy": policy["policy"],
-             "library_step": (policy.get("library") or {}).get("step"), "settings_key": settings_key(settings),
+             "library_step": (policy.get("library") or {}).get("step"), "collapsed_share": policy["collapsed_share"],
+             "settings_key": settings_key(settings),
              "outcome": {arm: outcome(r["curve"]) for arm, r in runs.items()}, "runs": runs,
              "wall_s": time.perf_counter() - t0}
     write_atomically(out_dir / "blocks" / f"{name}.json", [json.dumps(block, indent=1)])
@@ -175,48 +248,105 @@ def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settin
 
 
 def finished_block(out_dir: Path, name: str, settings) -> dict[str, Any] | None:
+    """The block's file if it was written with these settings, else None (the block runs). A file cut short (a copy
+    or a commit that stopped half-way; the run itself writes atomically) runs again, with a warning naming it: its
+    block is deterministic, so rerunning it loses nothing, and the new file replaces it."""
     path = out_dir / "blocks" / f"{name}.json"
     if not path.exists():
         return None
-    block = json.loads(path.read_text())
+    try:
+        block = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        block = f"{type(e).__name__}: {e}"
+    if not isinstance(block, dict):
+        print(f"warning: {path} is not a finished block ({str(block)[:200]}): running block {name} again; its new "
+              "file will replace this one", file=sys.stderr, flush=True)
+        return None
     return block if block.get("settings_key") == settings_key(settings) else None
 
 
-def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jobs: int = 2) -> dict[str, Any]:
+def candidate_seeds(asked: list[int] | None):
+    """The pre-training seeds to try, in order: `asked` (default: none), then every unused seed counting up from
+    the largest asked one (or 0), so that a seed the collapse rule drops is replaced by the next unused one.
+
+    >>> import itertools
+    >>> list(itertools.islice(candidate_seeds([100, 102]), 4)), list(itertools.islice(candidate_seeds(None), 3))
+    ([100, 102, 103, 104], [0, 1, 2])
+    """
+    yield from asked or ()
+    yield from itertools.count(max(asked) + 1 if asked else 0)
+
+
+def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jobs: int = 2,
+               pretrain_seeds: list[int] | None = None) -> dict[str, Any]:
     """Runs `n_blocks` blocks (rounded up to whole pre-training seeds of `grpo_seeds` blocks; finished ones are
     reused) on at most `jobs` worker processes, a block before a new seed's pre-training whenever one is ready; writes
-    results.json (the demo's keys, plus `blocks`, `blocks_dropped` and `paired`) and report.html. On Ctrl-C or
-    SIGTERM the finished blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`."""
+    results.json (the demo's keys, plus `blocks`, `blocks_dropped`, `paired` and `harm`) and report.html. The
+    pre-training seeds are `pretrain_seeds` (exactly the number of seeds the blocks need) or 0, 1, 2, ...; a seed the
+    collapse rule drops is replaced by the next unused one, until max(DROP_CAP_MIN, seeds needed) are dropped: then
+    the run stops (InputError) with the dropped seeds in `results.json.partial`. On Ctrl-C or SIGTERM the finished
+    blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`."""
     import multiprocessing
 
     if n_blocks < 1 or grpo_seeds < 1 or jobs < 1:
         raise ValueError(f"blocks, grpo_seeds and jobs must be at least 1, got {n_blocks}, {grpo_seeds}, {jobs}")
+    needed = math.ceil(n_blocks / grpo_seeds)  # pre-training seeds kept by the collapse rule
+    if pretrain_seeds is not None and (len(set(pretrain_seeds)) != len(pretrain_seeds) or len(pretrain_seeds) != needed
+                                       or min(pretrain_seeds) < 0):
+        raise ValueError(f"pretrain_seeds: {needed} distinct seeds of at least 0 for {n_blocks} block(s) of "
+                         f"{grpo_seeds} GRPO seed(s) each, got {pretrain_seeds}")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    needed = math.ceil(n_blocks / grpo_seeds)  # pre-training seeds kept by the collapse rule
+    drop_cap = max(DROP_CAP_MIN, needed)
     policies: dict[int, dict[str, Any]] = {}  # every seed tried, by seed
     blocks: dict[str, dict[str, Any]] = {}
+    files: dict[int, dict[str, dict[str, Any] | None]] = {}  # each candidate seed's finished block files
     ready: list[tuple[int, int]] = []  # blocks of kept seeds not yet submitted, in order
     running: dict[Any, tuple[str, Any]] = {}
-    next_seed = 0
+    candidates = candidate_seeds(pretrain_seeds)
     print(f"{needed * grpo_seeds} block(s) of {len(settings.arms)} arms ({', '.join(settings.arms)}), "
           f"{settings.steps} GRPO steps each, {jobs} worker(s)", flush=True)
 
     def seeds_in_play() -> int:
         return sum(p["kept"] for p in policies.values()) + sum(kind == "policy" for kind, _ in running.values())
 
+    def dropped() -> list[int]:
+        return [s for s, p in sorted(policies.items()) if not p["kept"]]
+
+    def keep_partial() -> None:  # the summary so far, for an interrupted or stopped run
+        write_atomically(partial_path(out_dir / "results.json"),
+                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+
+    def reuse(seed: int) -> None:
+        for g, (name, block) in enumerate(files.pop(seed).items()):
+            if block is not None:
+                blocks[name] = block
+                print(f"block {name}: reused", flush=True)
+            else:
+                ready.append((seed, g))
+
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
     with workers_stopped_on_sigterm(pool):
         try:
             while True:
-                while len(running) < jobs and (ready or seeds_in_play() < needed):
+                while len(running) < jobs and (ready or (seeds_in_play() < needed and len(dropped()) < drop_cap)):
                     if ready:
                         p, g = ready.pop(0)
                         running[pool.submit(run_block, p, g, policies[p], settings, out_dir)] = ("block", (p, g))
+                        continue
+                    seed = next(candidates)
+                    files[seed] = {f"p{seed}-g{g}": finished_block(out_dir, f"p{seed}-g{g}", settings)
+                                   for g in range(grpo_seeds)}
+                    found = list(files[seed].values())
+                    if all(b is not None and "collapsed_share" in b for b in found):  # no pre-training needed
+                        policies[seed] = {"seed": seed, "policy": found[0]["policy"], "kept": True,
+                                          "collapsed_share": found[0]["collapsed_share"]}
+                        print(f"seed {seed}: every block finished ({100 * found[0]['collapsed_share']:.0f}% of "
+                              "step-0 groups collapsed: kept)", flush=True)
+                        reuse(seed)
                     else:
-                        running[pool.submit(prepare_policy, next_seed, settings)] = ("policy", next_seed)
-                        next_seed += 1
+                        running[pool.submit(prepare_policy, seed, settings, COLLAPSE_MIN)] = ("policy", seed)
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -227,28 +357,28 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
                         policies[info["seed"]] = info
                         print(f"seed {info['seed']}: {100 * info['collapsed_share']:.0f}% of step-0 groups collapsed: "
                               + ("kept" if info["kept"] else "dropped (collapse rule)"), flush=True)
-                        for g in range(grpo_seeds) if info["kept"] else ():
-                            name = f"p{info['seed']}-g{g}"
-                            if (block := finished_block(out_dir, name, settings)) is not None:
-                                blocks[name] = block
-                                print(f"block {name}: reused", flush=True)
-                            else:
-                                ready.append((info["seed"], g))
+                        if info["kept"]:
+                            reuse(info["seed"])
                     else:
                         block = future.result()
                         blocks[block["name"]] = block
                         print(f"block {block['name']} ({len(blocks)} done, {block['wall_s']:.0f} s): "
                               + ", ".join(f"{a} {v:.3f}" for a, v in block["outcome"].items()), flush=True)
-                        write_atomically(partial_path(out_dir / "results.json"),
-                                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+                        keep_partial()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
-            write_atomically(partial_path(out_dir / "results.json"),
-                             [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+            keep_partial()
             print(f"interrupted: {len(blocks)} finished block(s) kept in {out_dir / 'blocks'}; their summary is in "
                   f"{partial_path(out_dir / 'results.json')}", flush=True)
             raise
         pool.shutdown()
+    if seeds_in_play() < needed:  # the drop cap, reached: no results.json, the dropped seeds in the partial summary
+        keep_partial()
+        raise InputError(f"the collapse rule dropped {len(dropped())} pre-training seed(s) ({dropped()}) and kept "
+                         f"{seeds_in_play()} of the {needed} needed, so the run stopped; a policy is kept only if at "
+                         f"least {COLLAPSE_MIN:.3f} of its step-0 groups collapse: pre-train these policies less, or "
+                         f"give other seeds. Their collapse shares are in {partial_path(out_dir / 'results.json')} "
+                         "(`blocks_dropped`)")
     from mentor.lab.report import write_report
 
     results = summary(settings, policies, blocks, t0, True)
@@ -262,8 +392,8 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
 
 def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dict[str, Any]], t0: float,
             complete: bool) -> dict[str, Any]:
-    """results.json: the demo's keys (`arms` over every block's runs), plus the blocks, the dropped seeds and the
-    paired comparisons."""
+    """results.json: the demo's keys (`arms` over every block's runs), plus the blocks, the dropped seeds, the
+    paired comparisons and the harm counts."""
     from mentor.lab.demo import summarise_arms
 
     done = sorted(blocks.values(), key=lambda b: (b["pretrain_seed"], b["grpo_seed"]))
@@ -279,14 +409,22 @@ def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dic
             "collapse_rule": f"keep a pre-training seed only if at least {COLLAPSE_MIN:.3f} of its step-0 groups "
                              "(8 attempts at T=1 on 300 training problems) have no correct attempt",
             "outcome": f"mean held-out accuracy over the last {LAST_EVALS} evaluations",
-            "paired": paired(done, settings.arms), "complete": complete, "wall_s": time.perf_counter() - t0}
+            "paired": paired(done, settings.arms), "harm": harm(done, settings.arms), "complete": complete,
+            "wall_s": time.perf_counter() - t0}
 
 
 def table(results: dict[str, Any]) -> str:
-    """The paired comparisons as a markdown table."""
-    lines = ["| comparison | mean | 95% CI | 90% CI | blocks (policies) | decision |", "|---|---:|---|---|---:|---|"]
+    """The paired comparisons as a markdown table: the primary analysis over policies, then the secondary bootstrap."""
+    def interval(ci) -> str:
+        return "none" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+    lines = ["| comparison | mean over policies | 95% t-interval | sign-flip p | Holm p | policies | decision | "
+             "bootstrap 95% CI (blocks) |", "|---|---:|---|---:|---:|---:|---|---|"]
     for name, s in results["paired"].items():
-        decision = s["decision"] + (f" (n needed ≈ {s['n_needed']})" if "n_needed" in s else "")
-        lines.append(f"| {name} | {s['mean']:+.3f} | [{s['ci'][0]:+.3f}, {s['ci'][1]:+.3f}] | "
-                     f"[{s['ci90'][0]:+.3f}, {s['ci90'][1]:+.3f}] | {s['n']} ({s['clusters']}) | {decision} |")
+        decision = s["decision"] + (f" (policies needed ≈ {s['n_needed']})" if "n_needed" in s else "")
+        holm_p = "" if s["holm_p"] is None else f"{s['holm_p']:.3f}"
+        lines.append(f"| {name} | {s['policy_mean']:+.3f} | {interval(s['t_ci'])} | {s['sign_flip_p']:.3f} | "
+                     f"{holm_p} | {s['policies']} | {decision} | {interval(s['ci'])} ({s['n']}) |")
+    for arm, h in results.get("harm", {}).items():
+        lines.append(f"\n{arm} ends below grpo on {h['policies_below_grpo']} of {h['policies']} policies")
     return "\n".join(lines)

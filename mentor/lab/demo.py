@@ -164,7 +164,12 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     if arm == "resample":
         result["hint_tokens_per_intervention"] = 0.0  # its trace "hint" is a marker the policy never sees
     result["heldout_wrong"] = wrong
-    result["hint_dependence"] = cd.hinted_accuracy(model, tokenizer, heldout, step) - result["heldout_acc_after"]
+    # The arm's own hint (the library's step for static_hints, else step 1) gives `hint_dependence`; every one-step
+    # rule, the same for every arm, gives `hint_dependence_by_step`, the figure that compares across arms.
+    own = step or 1
+    hinted = {k: cd.hinted_accuracy(model, tokenizer, heldout, k) for k in sorted({own, *cd.CANDIDATE_STEPS})}
+    result["hint_dependence"] = hinted[own] - result["heldout_acc_after"]
+    result["hint_dependence_by_step"] = {str(k): hinted[k] - result["heldout_acc_after"] for k in cd.CANDIDATE_STEPS}
     if arm == "static_hints":
         result["library"] = library
     return result

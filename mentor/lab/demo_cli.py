@@ -22,21 +22,54 @@ def cmd_demo(args) -> int:
     if args.arms:
         overrides["arms"] = args.arms.split(",")
     if args.blocks is None:
+        if args.pretrain_seeds or args.grpo_seeds is not None:
+            raise InputError("--pretrain-seeds and --grpo-seeds choose the blocks of --blocks N; give --blocks too")
         run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
         return 0
     from mentor.lab.blocks import BLOCK_DEFAULTS, run_blocks
 
     if args.lab != "composed" or args.seeds or args.quick:
         raise InputError("--blocks: runs the composed lab's paired blocks; give --lab composed, and no --seeds "
-                         "(a block's seeds come from its number) or --quick")
-    if args.blocks < 1 or args.grpo_seeds < 1:
-        raise InputError(f"--blocks and --grpo-seeds must be at least 1, got {args.blocks} and {args.grpo_seeds}")
+                         "(a block's seeds come from its number, its policies from --pretrain-seeds) or --quick")
+    pretrain_seeds = parse_seed_list("--pretrain-seeds", args.pretrain_seeds) if args.pretrain_seeds else None
+    grpo_seeds = args.grpo_seeds
+    if grpo_seeds is None:  # with named pre-training seeds, the blocks per seed follow from their count
+        grpo_seeds = args.blocks // len(pretrain_seeds) if pretrain_seeds and args.blocks >= len(pretrain_seeds) else 2
+    if args.blocks < 1 or grpo_seeds < 1:
+        raise InputError(f"--blocks and --grpo-seeds must be at least 1, got {args.blocks} and {grpo_seeds}")
+    if pretrain_seeds and args.blocks != len(pretrain_seeds) * grpo_seeds:
+        raise InputError(f"--pretrain-seeds names {len(pretrain_seeds)} seed(s), so --blocks must be "
+                         f"{len(pretrain_seeds)} x --grpo-seeds ({grpo_seeds}) = {len(pretrain_seeds) * grpo_seeds}, "
+                         f"got {args.blocks}")
     jobs = overrides.pop("jobs", 2)
     if not 1 <= jobs <= 2:
         raise InputError(f"--jobs: a blocked run uses 1 or 2 worker processes, got {jobs}")
     overrides = {"arms": list(COMPOSED_ARMS), **BLOCK_DEFAULTS, **overrides}
-    run_blocks(args.out, replace(settings, **overrides), args.blocks, args.grpo_seeds, jobs)
+    run_blocks(args.out, replace(settings, **overrides), args.blocks, grpo_seeds, jobs, pretrain_seeds)
     return 0
+
+
+def parse_seed_list(flag: str, text: str) -> list[int]:
+    """Seeds as ranges and lists, in the order given: "100-123", "0,3,5", "100-103,110".
+
+    >>> parse_seed_list("--pretrain-seeds", "100-102,7")
+    [100, 101, 102, 7]
+    """
+    seeds: list[int] = []
+    for part in text.split(","):
+        lo, dash, hi = part.strip().partition("-")
+        try:
+            first, last = int(lo), int(hi if dash else lo)
+        except ValueError:
+            raise InputError(f"{flag}: give seeds (0 or more) as ranges and lists such as 100-123 or 0,3,5, got "
+                             f"{text!r}") from None
+        if last < first:
+            raise InputError(f"{flag}: the range {part.strip()!r} ends below its start; write it as {last}-{first}")
+        seeds.extend(range(first, last + 1))
+    if len(set(seeds)) != len(seeds):
+        repeats = sorted({s for s in seeds if seeds.count(s) > 1})
+        raise InputError(f"{flag}: name each seed once, got {text!r} (repeats {repeats})")
+    return seeds
 
 
 def add_demo_command(sub) -> None:
@@ -57,8 +90,13 @@ def add_demo_command(sub) -> None:
                       help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
                            "worker processes, 1 or 2, default 2)")
     demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
-                                                 f"the arms {','.join(COMPOSED_ARMS)}, with paired bootstrap CIs "
-                                                 "(docs/lab.md, 'Evidence, round 4')")
-    demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int, default=2,
-                      help="with --blocks: GRPO seeds per pre-training seed (default: 2)")
+                                                 f"the arms {','.join(COMPOSED_ARMS)}, analysed over policies "
+                                                 "(docs/lab.md, 'Evidence, round 5')")
+    demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int,
+                      help="with --blocks: GRPO seeds per pre-training seed (default: 2, or with --pretrain-seeds "
+                           "the blocks over the seeds named)")
+    demo.add_argument("--pretrain-seeds", dest="pretrain_seeds",
+                      help="with --blocks: the pre-training seeds (policies), as ranges and lists such as 100-123 or "
+                           "0,3,5 (default: 0, 1, 2, ...); one the collapse rule drops is replaced by the next unused "
+                           "seed")
     demo.set_defaults(func=cmd_demo)
