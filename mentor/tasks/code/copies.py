@@ -3,9 +3,10 @@
 Both texts become tokens, lowercased (a hint may start a sentence with `Return`), with every name the solution binds
 (parameters, assigned and loop variables, comprehension and lambda variables) folded to ID; the names it only uses
 (builtins, methods, the functions of the prompt) stay as they are. So `[s for s in strings if substring in s]`
-matches `[x for x in strings if substring in x]`, while `len(s)` is not `sorted(s)`. Two checks, each a linear scan
-of the hint:
+matches `[x for x in strings if substring in x]`, while `len(s)` is not `sorted(s)`. Three checks, each a linear
+scan of the hint:
 
+- a line of the solution of 6+ tokens copied as written, spaces aside;
 - probes: a `return` with something computed (`return n*n`: a one-line solution is short), a returned expression
   of two operations or more and 6+ tokens (`len(set(string.lower()))`), and a comprehension that filters or maps
   (`[x for x in strings if substring in x]`), each quoted whole;
