@@ -165,6 +165,7 @@ class MentorConfig:
                              "among besides the graph's (e.g. [hint_step1, hint_step2]), or graph_draws of 2 or more")
         if not all(isinstance(c, str) and c for c in self.hint_candidates):
             raise InputError(f"hint_candidates: {self.hint_candidates!r} must be a list of column names")
+        check_column_names(self.columns)
         llm_nodes = sum(backend == "llm" for backend in self.nodes.values())
         if llm_nodes * self.llm.request_timeout_s >= self.timeout_s:  # a hung server would leave no time for `rules`
             warnings.warn(f"llm.request_timeout_s: {self.llm.request_timeout_s} s x {llm_nodes} llm node(s) is not "
@@ -210,6 +211,15 @@ def node_backends(nodes: dict[str, str]) -> dict[str, str]:
         if backend not in ("rules", "llm"):
             raise InputError(f"nodes.{node}: backend '{backend}' must be 'rules' or 'llm'")
     return {**{n: "rules" for n in NODES}, **nodes}
+
+
+def check_column_names(columns: dict) -> None:
+    """Refuses (InputError) a `columns` entry that is not one field name -> one column name. Which fields there are
+    depends on the task, known when the mentor attaches (`mentor.trl.attach.dataset_task` checks them there)."""
+    for field_name, column in columns.items():
+        if not (isinstance(field_name, str) and field_name and isinstance(column, str) and column):
+            raise InputError(f"columns: {field_name!r}: {column!r} must map one of the mentor's reference fields to "
+                             f"one dataset column, both names (e.g. columns: {{answer: gold}})")
 
 
 def with_paths_from(values: dict, folder: Path) -> dict:

@@ -317,6 +317,43 @@ def test_leak_check_accepts_teaching_hints(task, ref12, hint):
     assert not task.leak_check(hint, ref12).leaked
 
 
+# A short or one-line reference is quoted whole, or its comprehension, its local names renamed (HumanEval's own
+# canonical solutions; the second field replaces the solution where it is not None).
+@pytest.mark.parametrize("tid, solution, hint", [
+    ("HumanEval/41", "    return n*n\n", "The body is `return n*n`."),
+    ("HumanEval/41", "    return n*n\n", "Return k * k."),
+    ("HumanEval/41", None, "The body is `return n**2`."),
+    ("HumanEval/53", None, "Return a + b."),
+    ("HumanEval/7", None, "Use [x for x in strings if substring in x]."),
+    ("HumanEval/7", None, "Keep `[s for s in strings if substring in s]`."),
+    ("HumanEval/30", None, "Try [n for n in l if n > 0]."),
+    ("HumanEval/42", None, "Build `[v + 1 for v in l]`."),
+    ("HumanEval/16", None, "Compute len(set(s.lower()))."),
+])
+def test_leak_check_rejects_a_short_solution_quoted(task, he, tid, solution, hint):
+    ref = dict(he[tid], canonical_solution=solution or he[tid]["canonical_solution"])
+    verdict = task.leak_check(hint, ref)
+    assert verdict.detectors == ["solution_copy"] and "reference solution" in verdict.reason, verdict
+
+
+# The function, its parameters and idioms that the solution also uses are not the solution.
+@pytest.mark.parametrize("tid, hint", [
+    ("HumanEval/7", "filter_by_substring(strings, substring) keeps the strings that contain substring."),
+    ("HumanEval/7", "Use a list comprehension with an if clause; `substring in s` is True when s contains it."),
+    ("HumanEval/41", "Every car meets every car of the other side: count n times n meetings."),
+    ("HumanEval/53", "add(x, y) must return the sum of x and y."),
+    ("HumanEval/0", "Walk with `for i, x in enumerate(numbers):` and compare each pair with abs()."),
+    ("HumanEval/87", "Use `for i in range(len(lst))` to walk the rows."),
+    ("HumanEval/3", "Return False once the loop ends without the balance dropping below zero."),
+    ("HumanEval/1", "`return result` at the end, once every group is closed."),
+    ("HumanEval/138", "Use `n % 2 == 0` to test evenness."),
+    ("HumanEval/28", "Join the pieces with ''.join(...)."),
+    ("HumanEval/23", "Python's built-in len gives the number of characters of string."),
+])
+def test_leak_check_accepts_names_and_idioms(task, he, tid, hint):
+    assert not task.leak_check(hint, he[tid]).leaked, task.leak_check(hint, he[tid])
+
+
 # --- caching -------------------------------------------------------------------------------------------
 
 

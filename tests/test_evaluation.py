@@ -316,6 +316,18 @@ def test_bad_input_is_a_clear_error_naming_the_argument(case, names, failures, t
     assert not out.exists()
 
 
+@pytest.mark.parametrize("flag, value", [("--threads", -2), ("--threads", 0), ("--max-new-tokens", 0),
+                                         ("--samples", 0)])
+def test_a_count_under_1_is_refused_before_anything_loads(flag, value, tmp_path, capsys):
+    # Neither the failures file nor the policy exists: an error naming either would mean they were read first.
+    out = tmp_path / "r.json"
+    argv = ["eval", tmp_path / "none.jsonl", "--policy", "no/such/policy-dir", flag, value, "-o", out]
+    assert main(list(map(str, argv))) == 2
+    err = capsys.readouterr().err
+    assert f"mentor: error: {flag} {value}: must be at least 1" in err, err
+    assert not out.exists()
+
+
 def test_a_save_pretrained_directory_is_a_policy_and_a_folder_without_a_model_is_refused(failures, tmp_path, capsys):
     from mentor.lab import COMMITTED_POLICY
 

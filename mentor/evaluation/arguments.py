@@ -1,4 +1,4 @@
-"""`mentor eval`'s arguments: the parser, and the `--config` and `--fail-under` values checked."""
+"""`mentor eval`'s arguments: the parser, and the counts, `--config` and `--fail-under` values checked."""
 
 from __future__ import annotations
 
@@ -40,6 +40,16 @@ def parse_fail_under(specs: list[str] | None, names: list[str]) -> dict[str, flo
             raise InputError(f"--fail-under {spec!r}: no row {name!r}; the rows are {names}")
         out[name] = value
     return out
+
+
+def check_counts(args) -> None:
+    """Refuses (InputError) a count under 1 before anything loads, as `mentor failures` does: `--threads 0` or
+    `--max-new-tokens 0` would otherwise mean the default, and `--threads -2` fail in torch after the policy
+    loaded. A count left out (None) keeps its default."""
+    for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens),
+                        ("--threads", args.threads)):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} {value}: must be at least 1")
 
 
 def add_arguments(p) -> None:

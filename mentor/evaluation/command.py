@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mentor.evaluation.annotations import read_annotations
-from mentor.evaluation.arguments import add_arguments, parse_configs, parse_fail_under
+from mentor.evaluation.arguments import add_arguments, check_counts, parse_configs, parse_fail_under
 from mentor.evaluation.page import write_html
 from mentor.evaluation.policy import load_policy
 from mentor.evaluation.report import evaluate, load_configs
@@ -32,9 +32,7 @@ def cmd_eval(args) -> int:
     for flag, path, inputs in (("-o", out, [failures]), ("--html", html, [failures, out])):
         if path:
             check_output(path, flag, inputs)
-    for flag, value in (("--samples", args.samples), ("--max-new-tokens", args.max_new_tokens or 1)):
-        if value < 1:
-            raise InputError(f"{flag} {value}: must be at least 1")
+    check_counts(args)
     if args.lookahead < 0 or (args.lookahead_lr is not None and not args.lookahead_lr > 0):
         raise InputError(f"--lookahead {args.lookahead} / --lookahead-lr {args.lookahead_lr}: K must be at least 0 "
                          "(0: off) and the learning rate above 0")

@@ -295,12 +295,18 @@ class TraceStore:
         value = self._parsed("interventions", row["id"], row["record"]) if row else None
         return {"id": row["id"], **decoded_record(value)} if value is not None else None
 
-    def steps(self) -> list[dict[str, Any]]:
-        """Per-step metrics (`step` plus the `mentor/*` figures of that step), in step order. A row whose metrics
-        are not a JSON object is reported (`on_problem`) and skipped."""
-        return [{"step": row["step"], **value}
-                for row in self.db.execute("SELECT step, metrics FROM steps ORDER BY step")
-                if (value := self._parsed("steps", row["step"], row["metrics"])) is not None]
+    def steps(self, after_step: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Per-step metrics (`step` plus the `mentor/*` figures of that step), in step order: those after
+        `after_step` (None: all), at most `limit` of them. A row whose metrics are not a JSON object is reported
+        (`on_problem`) and skipped, and not counted in `limit`: a page short of `limit` is the last."""
+        where, args = ("WHERE step > ? ", (after_step,)) if after_step is not None else ("", ())
+        out = []
+        for row in self.db.execute(f"SELECT step, metrics FROM steps {where}ORDER BY step", args):  # read lazily
+            if limit is not None and len(out) >= limit:
+                break
+            if (value := self._parsed("steps", row["step"], row["metrics"])) is not None:
+                out.append({"step": row["step"], **value})
+        return out
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.interventions())

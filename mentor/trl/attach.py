@@ -3,10 +3,12 @@ training dataset points to, and the install of the generation hook and the callb
 
 from __future__ import annotations
 
+import difflib
 import sys
 from typing import TYPE_CHECKING
 
 from mentor.config import MentorConfig
+from mentor.runtime.state import LIBRARY_FIELD
 from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
@@ -39,6 +41,7 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
     """
     ours = {column: field for field, column in config.columns.items()}
     task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
+    check_config_columns(config, task, columns)
     if columns is not None:
         absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
         if absent:
@@ -46,6 +49,30 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
                              f"its references; it has {columns}. Add them, or map yours with the mentor "
                              f"config key `columns` (e.g. columns: {{answer: my_answer_column}})")
     return task
+
+
+def check_config_columns(config: MentorConfig, task: Task, columns: list[str] | None) -> None:
+    """Refuses (InputError) a `columns` key that is not one of `task`'s reference fields, and, when the dataset's
+    `columns` are known, a column that `columns` or `hint_candidates` names and the dataset lacks: each would
+    otherwise train without it, silently."""
+    fields = list(dict.fromkeys(task.reference_fields + task.optional_reference_fields + (LIBRARY_FIELD,)))
+    for name in config.columns:
+        if name not in fields:
+            close = difflib.get_close_matches(name, fields, n=1)
+            raise InputError(f"columns: '{name}' is not a reference field of task '{task.name}'"
+                             f"{f' (did you mean {close[0]!r}?)' if close else ''}; its fields are {fields}. Each "
+                             f"key is the mentor's field, its value your dataset's column (e.g. columns: "
+                             f"{{{fields[0]}: my_{fields[0]}_column}})")
+    if columns is None:
+        return
+    for name, column in config.columns.items():
+        if column not in columns:
+            raise InputError(f"columns: {name}: '{column}' is not a column of the training dataset (its columns: "
+                             f"{columns}); name the column that holds the {name}")
+    absent = [c for c in config.hint_candidates if c not in columns]
+    if absent:
+        raise InputError(f"hint_candidates: column(s) {absent} are not in the training dataset (its columns: "
+                         f"{columns}); name columns it has, or add them")
 
 
 # What TRL passes every reward function besides the dataset's columns, and the column the hook adds.

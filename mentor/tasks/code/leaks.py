@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from mentor.leakage.fold import fold_for_detectors
+from mentor.tasks.code.copies import solution_copy
 from mentor.tasks.code.extract import prompt_code
 from mentor.tasks.code.reference import candidate_calls, solution_code
 from mentor.types import LeakVerdict
@@ -14,45 +15,8 @@ from mentor.types import LeakVerdict
 _COMMON_LITERALS = {"true", "false", "none", "0", "1", "-1", "2", "[]", "()", "{}", "''", '""', "0.0", "1.0"}
 
 
-def _norm(s: str) -> str:
-    return re.sub(r"\s+", " ", s).strip().lower()
-
-
 def _nospace(s: str) -> str:
     return re.sub(r"\s+", "", s).lower()
-
-
-def _code_tokens(text: str) -> list[str]:
-    """Tokens of code or prose, identifiers folded to ID (so renamed variables still match)."""
-    import keyword
-    out = []
-    for m in re.finditer(r"[A-Za-z_][A-Za-z_0-9]*|\d+(?:\.\d+)?|==|!=|<=|>=|//|\*\*|[-+*/%<>=()\[\]{}:,.]", text):
-        t = m.group(0)
-        if re.match(r"[A-Za-z_]", t) and not keyword.iskeyword(t):
-            t = "ID"
-        out.append(t)
-    return out
-
-
-def _longest_code_run(a: list[str], b: list[str]) -> int:
-    """Longest common run of tokens with at least three symbols (so prose alone never matches)."""
-    if not a or not b:
-        return 0
-    best = 0
-    prev = [0] * (len(b) + 1)
-    sym_prev = [0] * (len(b) + 1)
-    for i in range(1, len(a) + 1):
-        cur = [0] * (len(b) + 1)
-        sym = [0] * (len(b) + 1)
-        ai = a[i - 1]
-        for j in range(1, len(b) + 1):
-            if ai == b[j - 1]:
-                cur[j] = prev[j - 1] + 1
-                sym[j] = sym_prev[j - 1] + (0 if ai == "ID" or ai.isalnum() else 1)
-                if sym[j] >= 3 and cur[j] > best:
-                    best = cur[j]
-        prev, sym_prev = cur, sym
-    return best
 
 
 def _looks_like_code(hint: str) -> bool:
@@ -105,20 +69,10 @@ def code_leak_check(hint: str, reference: dict[str, Any]) -> LeakVerdict:
         detectors.append("code_in_hint")
         reasons.append("the hint contains code (a code block or lines of Python)")
     solution = solution_code(reference)
-    if solution:
-        public = {_norm(ln) for ln in prompt_code(reference.get("prompt", "")).splitlines()}
-        hint_ns = _nospace(hint)
-        for ln in solution.splitlines():
-            n = _norm(ln)
-            if len(n) >= 12 and n not in public and _nospace(ln) in hint_ns:
-                detectors.append("solution_copy")
-                reasons.append(f"the hint copies a line of the reference solution ({ln.strip()[:60]!r})")
-                break
-        else:
-            run = _longest_code_run(_code_tokens(hint), _code_tokens(solution))
-            if run >= 8:
-                detectors.append("solution_copy")
-                reasons.append(f"the hint reproduces {run} consecutive tokens of the reference solution")
+    copied = solution_copy(hint, solution, prompt_code(reference.get("prompt", ""))) if solution else ""
+    if copied:
+        detectors.append("solution_copy")
+        reasons.append(copied)
     test = reference.get("test")
     if isinstance(test, str) and test:
         hit = test_output_leak(hint, test, reference.get("entry_point", ""))

@@ -691,12 +691,16 @@
         return fetch('api/runs', { cache: 'no-store' }).then(function (res) { return res.json(); });
       })
       .then(function (newRuns) {
-        if (JSON.stringify(newRuns) !== JSON.stringify(runs)) { runs = newRuns; renderRuns(); }
-        return fetch('api/steps', { cache: 'no-store' }).then(function (res) { return res.json(); });
+        var reread = false;
+        if (JSON.stringify(newRuns) !== JSON.stringify(runs)) {
+          runs = newRuns; renderRuns();
+          reread = steps.length > 0;  // a resumed run rewrites its steps: read them all again
+        }
+        return newSteps(reread ? [] : steps);
       })
-      .then(function (newSteps) {
-        var stepsChanged = JSON.stringify(newSteps) !== JSON.stringify(steps);
-        steps = newSteps;
+      .then(function (next) {
+        var stepsChanged = next !== steps;
+        steps = next;
         if (got || stepsChanged) { refreshOptions(); renderSummary(); applyFilters(true); }
         if (pendingDetail !== null && byId.has(pendingDetail)) { showDetail(pendingDetail); pendingDetail = null; }
         badge.className = '';
@@ -704,6 +708,28 @@
       })
       .catch(function () { badge.className = 'down'; badge.textContent = 'live · server unreachable, retrying'; })
       .then(function () { setTimeout(poll, got ? 0 : (META.poll_ms || 2000)); });  // more may wait: ask again
+  }
+
+  // `held` with its last step read again (a step's metrics are rewritten while it trains on) and the steps after
+  // it, page by page (the server bounds each answer) until one comes back empty; `held` itself when nothing changed.
+  function newSteps(held) {
+    var last = held.length ? held[held.length - 1] : null;
+    var fresh = [];
+    function more() {
+      var at = fresh.length ? fresh[fresh.length - 1].step : held.length > 1 ? held[held.length - 2].step : null;
+      return fetch('api/steps?limit=1000' + (at === null ? '' : '&after_step=' + at), { cache: 'no-store' })
+        .then(function (res) { if (!res.ok) throw new Error(res.status); return res.json(); })
+        .then(function (page) {
+          if (!page.length) return done();
+          page.forEach(function (s) { fresh.push(s); });
+          return more();
+        });
+    }
+    function done() {
+      var same = fresh.length === (last ? 1 : 0) && (!last || JSON.stringify(fresh[0]) === JSON.stringify(last));
+      return same ? held : held.slice(0, last ? -1 : 0).concat(fresh);
+    }
+    return more();
   }
 
   // --- start ------------------------------------------------------------------------------------------------

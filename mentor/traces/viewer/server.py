@@ -20,11 +20,12 @@ from mentor.types import InputError
 
 
 class TraceServer(ThreadingHTTPServer):
-    """`/` is the page, without records: it loads them from `/api/interventions?after_id=N&limit=M` in batches
-    and polls that, `/api/steps` and `/api/runs`. Binds to localhost unless told otherwise.
+    """`/` is the page, without records: it loads them from `/api/interventions?after_id=N&limit=M` and
+    `/api/steps?after_step=S&limit=M` in batches, and polls those and `/api/runs`. Binds to localhost unless told
+    otherwise.
 
-    Bounds: an answer holds at most MAX_BATCH records and about MAX_ANSWER_CHARS characters (the page asks again
-    from the last id it got), so memory does not grow with the store; at most MAX_CONNECTIONS connections are
+    Bounds: an answer holds at most MAX_BATCH records (or steps) and about MAX_ANSWER_CHARS characters (the page
+    asks again from the last id or step it got), so memory does not grow with the store; at most MAX_CONNECTIONS connections are
     served at once, and one that sends nothing for IDLE_TIMEOUT_S is closed. Only requests whose Host header
     names this server are answered (a page elsewhere cannot reach it by DNS rebinding).
     """
@@ -52,21 +53,32 @@ class TraceServer(ThreadingHTTPServer):
         return f"http://{host}:{port}/"
 
     def interventions_json(self, after_id: int, limit: int) -> list[str]:
-        """Records after `after_id`, at most `limit` of them and about MAX_ANSWER_CHARS characters (at least one),
-        read from the store a few at a time."""
+        """Records after `after_id`, at most `limit` of them and about MAX_ANSWER_CHARS characters (at least one)."""
+        return self.bounded(lambda after, n: [(record_id(t), t) for t in self.traces.interventions_json(after, n)],
+                            after_id, limit)
+
+    def steps_json(self, after_step: int | None, limit: int) -> list[str]:
+        """Step metrics after `after_step` (None: from the first), bounded as `interventions_json` is: a run of
+        100,000 steps is about 60 MB of them."""
+        return self.bounded(lambda after, n: [(s["step"], to_json(s)) for s in self.traces.steps(after, n)],
+                            after_step, limit)
+
+    def bounded(self, read, after, limit: int) -> list[str]:
+        """The JSON texts `read(after, n)` gives as (key, text) pairs in key order, read a few at a time from
+        `after` on: at most `limit` of them and about MAX_ANSWER_CHARS characters (at least one)."""
         texts: list[str] = []
         size = 0
         while len(texts) < limit:
             want = min(64, limit - len(texts))
-            batch = self.traces.interventions_json(after_id, want)
-            for text in batch:
+            batch = read(after, want)
+            for _, text in batch:
                 if texts and size + len(text) > self.MAX_ANSWER_CHARS:
                     return texts
                 texts.append(text)
                 size += len(text)
             if len(batch) < want:
                 break
-            after_id = record_id(batch[-1])
+            after = batch[-1][0]
         return texts
 
     def process_request(self, request, client_address) -> None:
@@ -143,7 +155,9 @@ class _Handler(BaseHTTPRequestHandler):
                 texts = self.server.interventions_json(after_id, limit)
                 self._send(200, "application/json", "[" + ",".join(texts) + "]")
             elif url.path == "/api/steps":
-                self._send(200, "application/json", to_json(self.server.traces.steps()))
+                after_step = int_param(query, "after_step", None, -MAX_ID - 1)
+                limit = min(int_param(query, "limit", self.server.MAX_BATCH, 1), self.server.MAX_BATCH)
+                self._send(200, "application/json", "[" + ",".join(self.server.steps_json(after_step, limit)) + "]")
             elif url.path == "/api/runs":
                 self._send(200, "application/json", to_json(self.server.traces.runs()))
             else:

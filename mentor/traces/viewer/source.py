@@ -76,10 +76,11 @@ class TraceSource:
         texts = self._read(lambda store: store.interventions_json(after_id=after_id, limit=limit))
         return [to_json(json.loads(t)) if "NaN" in t or "Infinity" in t else t for t in texts]
 
-    def steps(self) -> list[dict[str, Any]]:
+    def steps(self, after_step: int | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Step metrics after `after_step` (None: all), at most `limit`; none for JSONL."""
         if self.kind == "jsonl":
             return []
-        return self._read(lambda store: store.steps())
+        return self._read(lambda store: store.steps(after_step, limit))
 
     def runs(self) -> list[dict[str, Any]]:
         """What each run that wrote the store ran (graph and prompt files with hashes, backends); none for JSONL."""
