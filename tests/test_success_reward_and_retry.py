@@ -26,9 +26,11 @@ def solution_dataset():
 
 @pytest.mark.parametrize("config, collapsed", [({}, 0.0), ({"success_reward": "accuracy_reward"}, 1.0)],
                          ids=["weighted_total", "success_reward"])
-def test_well_formatted_wrong_answers_are_collapsed_only_under_success_reward(tmp_path, config, collapsed):
+def test_well_formatted_wrong_answers_are_collapsed_only_under_success_reward(tmp_path, capsys, config, collapsed):
     trainer = make_trainer(tmp_path, [accuracy_reward, format_reward], dataset=solution_dataset())
     Mentor.from_config(config).attach(trainer)
+    summary = capsys.readouterr().err  # the attach line names the choice, and the success test where one is set
+    assert "mode=in_step hint_choice=graph" in summary and ("success_reward=accuracy_reward" in summary) == collapsed
     trainer.train()
     log = trainer.state.log_history[0]
     assert log["reward"] == 1.0  # every row: accuracy 0, format 1
