@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -95,6 +96,11 @@ class MentorConfig:
     # The splice: which groups get a hint, and how hinted attempts enter the training batch.
     collapse_threshold: float = field(default=0.0, metadata={
         "help": "A group whose rewards are all at or below this is collapsed."})
+    success_reward: list[str] = field(default_factory=list, metadata={
+        "help": "The reward function(s), by name (TRL's `reward_func_names`), that say whether an attempt "
+                "succeeded: their weighted sum above `collapse_threshold`. A group is collapsed when no attempt "
+                "succeeded by them, whatever the other rewards (a format reward) give; a re-attempt recovers the "
+                "same way. One name or a list. Default: every reward function (the weighted total)."})
     strategy: str = field(default="replace_group", metadata={
         "help": "`replace_group` (the group becomes G hinted attempts; default), `replace_k` (k failed rows "
                 "replaced by hinted successes), or `mixed` (a share `mixed_share` of the group hinted)."})
@@ -119,6 +125,12 @@ class MentorConfig:
         "help": "Our reference field -> dataset column, for datasets that name them otherwise."})
 
     # The choice: which hint a hinted group gets.
+    hint_source: str = field(default="graph", metadata={
+        "help": "`graph` (the mentor graph writes each collapsed group's hint; default) or `none`: the retry "
+                "control. Each collapsed group is re-drawn from its unhinted prompt, G fresh attempts through the "
+                "same rounds, budget and splice, and traced and counted as an intervention (its trace's hint is "
+                "the marker `(re-draw, no hint)`); no graph runs. Train it beside the mentor: the mentor's gain over "
+                "it is the hint's, not the extra attempts'. `in_step` mode and `hint_choice: graph` only."})
     hint_choice: str = field(default="graph", metadata={
         "help": "`graph` (the graph's hint; default) or `learning`: the policy tries the graph's hint and each "
                 "`hint_candidates` column's, G attempts each, and the group gets the one with the highest predicted "
@@ -146,10 +158,16 @@ class MentorConfig:
 
     def __post_init__(self):
         self.llm = llm_config(self.llm)
+        if isinstance(self.success_reward, str):  # `success_reward: accuracy_reward`, the common case
+            self.success_reward = [self.success_reward]
         check_fields(self, "")
+        if not all(isinstance(name, str) and name for name in self.success_reward):
+            raise InputError(f"success_reward: {self.success_reward!r} must be a reward function's name or a list "
+                             f"of them (e.g. success_reward: accuracy_reward)")
         self.nodes = node_backends(self.nodes)
         choices = {"strategy": ("replace_group", "replace_k", "mixed"), "hint_placement": ("prompt", "prefix"),
-                   "mode": ("in_step", "next_attempt"), "hint_choice": ("graph", "learning")}
+                   "mode": ("in_step", "next_attempt"), "hint_choice": ("graph", "learning"),
+                   "hint_source": ("graph", "none")}
         for key, allowed in choices.items():
             if getattr(self, key) not in allowed:
                 raise InputError(f"{key}: '{getattr(self, key)}' is not one of {list(allowed)}")
@@ -158,6 +176,9 @@ class MentorConfig:
         if self.strip_hint and self.mode == "next_attempt":
             raise InputError("strip_hint: true applies to mode: in_step only; mode: next_attempt samples the problem "
                              "with its hint and trains it on-policy. Set strip_hint: false, or mode: in_step")
+        if self.hint_source == "none" and (self.mode != "in_step" or self.hint_choice != "graph"):
+            raise InputError("hint_source: none re-draws collapsed groups inside the step, with no hint to choose: "
+                             "it needs mode: in_step and hint_choice: graph")
         if self.hint_choice == "learning" and self.mode != "in_step":
             raise InputError("hint_choice: learning tries each candidate inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and not self.hint_candidates and self.graph_draws < 2:
@@ -334,5 +355,8 @@ def _build(cls, values: dict, where: str):
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:
-        raise InputError(f"{where}: unknown key(s) {unknown}; the keys are {sorted(known)}")
+        guesses = [f"`{key}`: did you mean `{close[0]}`?" for key in unknown
+                   if (close := difflib.get_close_matches(str(key), known, n=1))]
+        raise InputError(f"{where}: unknown key(s) {unknown}; " + "".join(f"{guess} " for guess in guesses)
+                         + ("The" if guesses else "the") + f" keys are {sorted(known)}")
     return cls(**values)

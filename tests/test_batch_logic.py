@@ -10,17 +10,18 @@ import torch
 from mentor.config import MentorConfig
 from mentor.placement import neutralised, prompt_text
 from mentor.tasks import get_task
-from mentor.trl.batch import BatchRules, Generation, problem_id
+from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, problem_id
+from mentor.types import InputError
 
 G = 4
 
 
-def rules(weights=(1.0,), **config) -> BatchRules:
+def rules(weights=(1.0,), names=(), **config) -> BatchRules:
     """Rules for the math task (hint text as it is) with a render that marks the chat template, and an encoder
-    of one id per character."""
+    of one id per character; `names`: the reward functions' names."""
     return BatchRules(MentorConfig.load(config), get_task("math"), G, torch.tensor(weights),
                       render=lambda messages: "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<a>",
-                      encode=lambda text: [ord(c) for c in text])
+                      encode=lambda text: [ord(c) for c in text], reward_names=list(names))
 
 
 def column(values) -> torch.Tensor:
@@ -46,6 +47,32 @@ def test_a_group_collapses_when_every_weighted_row_scores_at_or_below_the_thresh
     # NaN in one function only: the other one's weighted reward counts
     assert r.total(torch.tensor([[math.nan, 2.0]])).tolist() == [1.0]
     assert rules(collapse_threshold=0.5).collapsed(column([0.5] * G)) == [0]
+
+
+def test_under_success_reward_a_group_of_well_formatted_wrong_answers_is_collapsed():
+    # Columns: accuracy, format. Group 0 is well formatted and all wrong; group 1 has one right answer.
+    per_func = torch.tensor([[0.0, 1.0]] * G + [[0.0, 1.0]] * (G - 1) + [[1.0, 0.0]])
+    names = ("accuracy_reward", "format_reward")
+    assert rules((1.0, 0.5), names).collapsed(per_func) == []  # the weighted total hides group 0
+    shaped = rules((1.0, 0.5), names, success_reward="accuracy_reward")
+    assert shaped.collapsed(per_func) == [0]
+    assert shaped.succeeded(per_func).tolist() == [False] * (2 * G - 1) + [True]
+    assert shaped.total(per_func).tolist()[:2] == [0.5, 0.5]  # what trains and what the trace shows: unchanged
+    # An abstaining success reward (NaN) is a failure, whatever the format reward gives.
+    assert shaped.collapsed(torch.tensor([[math.nan, 1.0]] * G)) == [0]
+
+
+def test_under_hint_source_none_the_re_attempt_is_the_unhinted_prompt_and_shows_no_hint():
+    r = rules(hint_source="none", hint_placement="prefix")
+    chat = [{"role": "user", "content": "What is 2+2?"}]
+    assert r.hinted_prompt("What is 2+2?", REDRAW_MARKER) == "What is 2+2?"
+    assert r.hinted_prompt(chat, REDRAW_MARKER) == chat
+    assert r.whole_responses(["What is 2+2?"], [r.shown(REDRAW_MARKER)], [" 4"]) == [" 4"]  # no prefix added
+    out, gen = batch(G, "orig"), batch(G, "redraw")
+    r.splice(0, gen, column([1.0] * G), REDRAW_MARKER, out, 0, column([0.0] * G))
+    assert out.completions == gen.completions and out.extra_fields["mentor_hint"] == [""] * G
+    with pytest.raises(InputError, match="hint_source: none .* mode: in_step"):
+        MentorConfig.load({"hint_source": "none", "mode": "next_attempt"})
 
 
 @pytest.mark.parametrize("config,totals,expected", [

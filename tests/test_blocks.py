@@ -52,20 +52,15 @@ def test_the_outcome_is_the_mean_of_the_last_three_evaluations_after_step_0():
         outcome(curve[:1])
 
 
-def test_the_resample_control_re_draws_the_unhinted_prompt_and_shows_no_hint():
-    from mentor.lab.composed_demo import RESAMPLE_COLUMN, RESAMPLE_CONFIG, RESAMPLE_MARKER, ResampleTask, dataset
-    from mentor.runtime import MentorRuntime
-    from mentor.types import Attempt, FailedGroup
+def test_the_resample_arm_is_the_retry_control_any_task_has():
+    from mentor.config import MentorConfig
+    from mentor.lab.composed_demo import COMPOSED_STRATEGY, arm_config, dataset
 
-    task = ResampleTask()
-    assert task.hinted_prompt("Q: 3*4-2+4=? A:", RESAMPLE_MARKER) == "Q: 3*4-2+4=? A:"
-    ref = {"answer": "204", "digits": [3, 4, 2, 4], "ops": "*-+", "hint": RESAMPLE_MARKER}
-    assert not task.leak_check(RESAMPLE_MARKER, ref).leaked and task.leak_check("2 _ _", ref).leaked
-    [iv] = MentorRuntime(RESAMPLE_CONFIG).run([FailedGroup("p", task.name, "Q: 3*4-2+4=? A:", ref,
-                                                           [Attempt(" 1 1 1", 0.0)] * 4)])
-    assert iv.hint == RESAMPLE_MARKER and not iv.withheld
-    ds = dataset(10, 0, None, resample=True)
-    assert set(ds[RESAMPLE_COLUMN]) == {RESAMPLE_MARKER} and "hint_step1" not in ds.column_names
+    # The mentor arm's config but for `hint_source: none` (tests/test_success_reward_and_retry.py): the same task,
+    # budget and splice, without a hint.
+    resample, mentor = (MentorConfig.load(arm_config(arm, None, COMPOSED_STRATEGY)) for arm in ("resample", "mentor"))
+    assert resample.to_dict() == {**mentor.to_dict(), "hint_source": "none"}
+    assert "hint_step1" not in dataset(10, 0, None).column_names
 
 
 def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):

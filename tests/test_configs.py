@@ -485,3 +485,16 @@ def test_a_graph_from_a_builder_or_a_variable_loads():
     assert isinstance(load_graph("graphs/mentor/graph.py:graph"), Pregel)
     assert isinstance(load_graph("graphs/mentor/graph.py:build_graph", MentorConfig()), Pregel)
     assert isinstance(load_graph("graphs/static_hints/graph.py:graph"), Pregel)
+
+
+def test_a_misspelt_key_gets_its_closest_name():
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError, match=r"unknown key\(s\) \['hint_placment'\]; `hint_placment`: did you mean "
+                                         r"`hint_placement`\? The keys are \["):
+        MentorConfig.load({"hint_placment": "prefix"})
+    with pytest.raises(InputError, match=r"llm: unknown key\(s\) \['modle'\]; `modle`: did you mean `model`\?"):
+        MentorConfig.load({"llm": {"modle": "gpt-4o"}})
+    with pytest.raises(InputError, match=r"unknown key\(s\) \['zzz'\]; the keys are \["):  # nothing close: the list
+        MentorConfig.load({"zzz": 1})

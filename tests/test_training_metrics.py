@@ -1,8 +1,11 @@
 """Issue 17's two training metrics in real GRPOTrainer steps on the tiny in-memory policy: `mentor/graduated`
 (problems hinted at an earlier step whose group now earns reward unhinted) and `mentor/reliance` (HiLL's hint
-reliance on the step's correct hinted rows, every `reliance_every` steps)."""
+reliance on the step's correct hinted rows, every `reliance_every` steps); and the `mentor/*` metrics reaching a
+reporter (`report_to: tensorboard`)."""
 
 import json
+import struct
+from pathlib import Path
 
 import pytest
 import torch
@@ -136,3 +139,29 @@ def test_a_reliance_pass_that_fails_is_counted_and_training_goes_on(tmp_path, mo
     assert trainer.state.global_step == 2 and [log["mentor/reliance_errors"] for log in logs] == [1, 1]
     assert not any("mentor/reliance" in log for log in logs)
     assert [log["mentor/collapse_rate_after"] for log in logs] == [0.0, 0.0]  # the hints still trained
+
+
+def event_scalars(folder: Path) -> dict[str, list[float]]:
+    """Every scalar of the TensorBoard event files under `folder`, by tag, read back from the file's records (each:
+    an 8-byte length, its 4-byte CRC, the Event proto, its 4-byte CRC)."""
+    from tensorboardX.proto.event_pb2 import Event
+
+    scalars: dict[str, list[float]] = {}
+    for path in folder.rglob("events.out.tfevents.*"):
+        data, at = path.read_bytes(), 0
+        while at < len(data):
+            (length,) = struct.unpack("<Q", data[at:at + 8])
+            event = Event.FromString(data[at + 12:at + 12 + length])
+            at += 12 + length + 4
+            for value in event.summary.value:
+                scalars.setdefault(value.tag, []).append(value.simple_value)
+    return scalars
+
+
+def test_report_to_tensorboard_writes_the_mentor_metrics(tmp_path):
+    trainer = make_trainer(tmp_path, RecordingReward(), report_to="tensorboard")
+    Mentor.from_config({}).attach(trainer)
+    trainer.train()
+    scalars = event_scalars(tmp_path)
+    assert scalars["train/mentor/interventions"] == [2.0] and scalars["train/mentor/collapse_rate_before"] == [1.0]
+    assert scalars["train/mentor/recovered"] == [1.0] and "train/reward" in scalars  # beside TRL's own

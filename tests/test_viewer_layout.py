@@ -1,5 +1,6 @@
 """The viewer's summary and browse layout in headless Chromium at 1,400 px (tests/chromium.py's window): a run where
-the mentor rescued nothing (collapse 100% before and after, 0% recovery) with long problem ids and a detail open."""
+the mentor rescued nothing (collapse 100% before and after, 0% recovery) with long problem ids and a detail open; and a
+crowded list (a long error class, every outcome badge) whose outcome column stays in view."""
 
 from __future__ import annotations
 
@@ -77,3 +78,40 @@ def test_at_1400_px_with_a_detail_open_nothing_spills_past_its_card(browser):
     list_right, panel_right, last_cell, detail_right, page_width = edges
     assert list_right <= panel_right and last_cell <= panel_right and detail_right <= page_width
     assert browser.js("document.querySelector('#list td.pid').title").startswith("gsm8k-a-very-long-problem")
+
+
+@pytest.fixture(scope="module")
+def crowded_page(tmp_path_factory) -> str:
+    """120 interventions at 4-digit steps, each with a long error class, its hint withheld after two leaked drafts."""
+    from mentor.traces import TraceStore
+    from mentor.traces.viewer import write_html
+
+    run = tmp_path_factory.mktemp("crowded")
+    store = TraceStore(run)
+    for step in range(40):
+        records = [{"problem_id": f"gsm8k-a-very-long-problem-identifier-{step}-{g}", "task": "arithmetic",
+                    "diagnosis": {"error_class": "wrong_intermediate_step"}, "hint": None, "tier": 0,
+                    "withheld": True, "leak": {"leaked_drafts": [{"draft": "9", "detectors": ["answer"]}] * 2},
+                    "step": 1000 + step, "group": g, "round": 1, "prompt": ARITHMETIC["prompt"],
+                    "attempts": [{"completion": " 12", "reward": 0.0}], "reattempt": [], "recovered": False}
+                   for g in range(3)]
+        store.append(1000 + step, records, {"mentor/collapse_rate_before": 1.0})
+    store.close()
+    path, _ = write_html(run)
+    return path.as_uri()
+
+
+def test_at_1400_px_a_crowded_list_keeps_its_outcome_column_in_view(browser, crowded_page):
+    browser.navigate(crowded_page)
+    browser.wait_for("window.mentorReady")
+    assert browser.js("innerWidth") == 1400
+    edges = browser.js("(() => { const list = document.querySelector('#list'), panel = list.closest('.panel'),"
+                       " p = panel.getBoundingClientRect();"
+                       " const cells = Array.from(list.querySelectorAll('th:last-child, td:last-child'))"
+                       ".map(c => c.getBoundingClientRect());"
+                       " return [cells.length, cells.filter(c => c.left < p.left || c.right > p.right).length,"
+                       " panel.scrollWidth - panel.clientWidth,"
+                       " list.querySelector('td:last-child').textContent]; })()")
+    shown, outside, overflow, badges = edges
+    assert shown > 1 and badges == "withheldnot recovered2 leaks"  # every badge there, header and rows
+    assert outside == 0 and overflow <= 1  # in view, and the list fits its card: nothing scrolled out of sight

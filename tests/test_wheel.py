@@ -6,6 +6,8 @@ stays offline and fast; `mentor` itself must come from the installed wheel, whic
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,7 +43,8 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-def fresh_venv(tmp_path: Path, wheel: Path) -> Path:
+def bare_venv(tmp_path: Path) -> Path:
+    """A venv without mentor that sees this one's packages (torch, trl, ...) through a .pth file."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
@@ -49,8 +52,19 @@ def fresh_venv(tmp_path: Path, wheel: Path) -> Path:
                              check=True, capture_output=True, text=True).stdout.strip()
     # Only the path: the .pth files of this venv (its editable install of mentor) are not run there.
     (Path(purelib) / "_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
-                    str(wheel)], check=True, capture_output=True, text=True)
+    return venv
+
+
+def pip_in(venv: Path, args: list[str], cwd: Path) -> None:
+    """pip, offline, installing into `venv`."""
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), *args, "-q",
+                           "--no-index"], cwd=cwd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+
+
+def fresh_venv(tmp_path: Path, wheel: Path) -> Path:
+    venv = bare_venv(tmp_path)
+    pip_in(venv, ["install", "--no-deps", str(wheel)], tmp_path)
     return venv
 
 
@@ -102,3 +116,20 @@ def test_diagnose_and_the_quick_demo_run_from_the_installed_wheel(tmp_path, whee
     results = json.loads((work / "demo" / "results.json").read_text())
     assert list(results["arms"]) == ["static_hints", "mentor"]
     assert all(arm["interventions"] > 0 for arm in results["arms"].values())
+
+
+def test_the_readmes_pip_install_from_a_clone_gives_a_working_mentor(tmp_path, wheel):
+    """README's "Without `make`" lines, run offline in a venv whose dependencies come from this one: pip resolves
+    every requirement of pyproject.toml there, and the editable install is the clone's."""
+    block = re.search(r"<!-- pip-install: .*?-->\n```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S)[1]
+    commands = [shlex.split(line.split("#")[0])[1:] for line in block.splitlines() if line.startswith("pip ")]
+    pin = re.search(r"pip install -q (torch==\S+)", (REPO / "Makefile").read_text())[1]
+    assert commands == [["install", pin], ["install", "-e", "."]]  # torch first, at the Makefile's pin
+    clone = wheel.parent.parent / "source"  # the wheel's sources: pyproject.toml, README.md and the packages
+    venv = bare_venv(tmp_path)
+    for command in commands:
+        pip_in(venv, [*command, "--no-build-isolation"], clone)
+    where = json.loads(run_in(venv, ["python", "-c", "import json, mentor, torch; print(json.dumps("
+                                      "[mentor.__file__, torch.__version__]))"], tmp_path))
+    assert Path(where[0]).is_relative_to(clone) and where[1].startswith(pin.split("==")[1])
+    assert "mentor" in run_in(venv, ["mentor", "--help"], tmp_path)

@@ -38,14 +38,16 @@ def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, rloo=
         policy: a (model, tokenizer) pair (default: a fresh tiny lab policy of seed 0).
         rloo: build an RLOOTrainer (default False: a GRPOTrainer).
         eval_dataset, peft_config: passed to the trainer (default None).
-        overrides: GRPOConfig (RLOOConfig) arguments over these defaults (8 rows per device, no checkpoints).
+        overrides: GRPOConfig (RLOOConfig) arguments over these defaults (8 rows per device, no checkpoints, no
+            reporter).
     """
     model, tokenizer = policy or build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
     config, trainer = (RLOOConfig, RLOOTrainer) if rloo else (GRPOConfig, GRPOTrainer)
     args = config(output_dir=str(tmp_path), use_cpu=True, bf16=False, num_generations=G,
                   max_completion_length=6, max_steps=max_steps, logging_steps=1, learning_rate=1e-2,
-                  report_to="none", gradient_checkpointing=False, seed=0, disable_tqdm=True,
-                  **{"beta": 0.0, "per_device_train_batch_size": 8, "save_strategy": "no", **overrides})
+                  gradient_checkpointing=False, seed=0, disable_tqdm=True,
+                  **{"beta": 0.0, "per_device_train_batch_size": 8, "save_strategy": "no", "report_to": "none",
+                     **overrides})
     dataset = dataset if dataset is not None else make_dataset("hard", 16, seed=0)
     return trainer(model=model, reward_funcs=reward if isinstance(reward, list) else [reward], args=args,
                    train_dataset=dataset, eval_dataset=eval_dataset, processing_class=tokenizer,

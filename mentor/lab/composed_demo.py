@@ -11,10 +11,9 @@
   the one with the highest p(1 - p) weighted by HiLL's reliance. It draws G more attempts per extra candidate.
 - `two_draws`: the control of `learning`: the same choice between two draws of the graph's own hint (`graph_draws:
   2`), so the same extra attempts and score, with no other hint to choose.
-- `resample`: the retry control. Every collapsed group is re-drawn from its *unhinted* prompt, G fresh attempts
-  through the same hook, rounds and splice as the hinted arms: the extra attempts the mentor gets, without a hint.
-  It runs the static-hints graph over a constant marker column (`RESAMPLE_MARKER`) that `ResampleTask` accepts and
-  never shows the policy.
+- `resample`: the retry control, `hint_source: none` (`RESAMPLE_CONFIG`). Every collapsed group is re-drawn from its
+  *unhinted* prompt, G fresh attempts through the same hook, rounds and splice as the hinted arms: the extra attempts
+  the mentor gets, without a hint.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ from typing import Any
 
 from mentor.lab import composed as lab
 from mentor.lab.composed_eval import best_library, composed_failure_rows, library_config
-from mentor.tasks.composed import ComposedTask, reward, step_hint
-from mentor.types import LeakVerdict
+from mentor.tasks.composed import reward, step_hint
 
 # Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
 # unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
@@ -39,28 +37,7 @@ MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
 # The learning arm's candidates besides the graph's: "reveal step k" for every step the leak cap allows (not the last).
 CANDIDATE_STEPS = list(range(1, lab.LEVELS["hard"]))
 CANDIDATE_COLUMNS = [f"hint_step{k}" for k in CANDIDATE_STEPS]
-RESAMPLE_MARKER = "(re-draw, no hint)"  # the resample arm's "hint": a trace marker, never in a prompt
-RESAMPLE_COLUMN = "resample_marker"
-
-
-class ResampleTask(ComposedTask):
-    """The composed task for the retry control: a "hinted" prompt is the prompt unchanged, and the only hint the
-    leakage checker lets through is the marker (so the hook re-draws exactly the collapsed groups)."""
-
-    name = "composed_resample"
-
-    def hinted_prompt(self, prompt: str, hint: str) -> str:
-        return prompt
-
-    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
-        if hint == RESAMPLE_MARKER:
-            return LeakVerdict(False)
-        return LeakVerdict(True, ["not_resample"], f"the resample control shows no hint; got {hint!r}")
-
-
-RESAMPLE_CONFIG: dict[str, Any] = {"task": "mentor.lab.composed_demo:ResampleTask",
-                                   "graph": "graphs/static_hints/graph.py:graph",
-                                   "columns": {"hint": RESAMPLE_COLUMN}}
+RESAMPLE_CONFIG: dict[str, Any] = {"hint_source": "none"}  # the retry control any task has (docs/configuration.md)
 
 
 def policy(seed: int, pretrain: dict[str, Any]) -> str:
@@ -94,12 +71,10 @@ def heldout(n: int) -> list[dict[str, Any]]:
     return lab.generate_problems("hard", n, seed=10_000, split="heldout")
 
 
-def dataset(n: int, seed: int, library_step: int | None, resample: bool = False, candidates: bool = False):
+def dataset(n: int, seed: int, library_step: int | None, candidates: bool = False):
     """The training problems; the static library's hint column (`hint_step<k>`) when a library is given, the
-    resample control's marker column with `resample`, the learning arm's `CANDIDATE_COLUMNS` with `candidates`."""
+    learning arm's `CANDIDATE_COLUMNS` with `candidates`."""
     ds = lab.make_dataset("hard", n, seed=seed, split="train")
-    if resample:
-        ds = ds.map(lambda row: {RESAMPLE_COLUMN: RESAMPLE_MARKER})
     steps = CANDIDATE_STEPS if candidates else [library_step] if library_step else []
     for k in steps:
         ds = ds.map(lambda row, k=k: {f"hint_step{k}": step_hint([int(c) for c in row["answer"]], k)})

@@ -158,8 +158,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
 
     config = cd.arm_config(arm, step, settings.strategy)
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
-                    cd.dataset(settings.train_problems, seed, step, resample=arm == "resample",
-                               candidates=arm == "learning"), composed_reward,
+                    cd.dataset(settings.train_problems, seed, step, candidates=arm == "learning"), composed_reward,
                     cd.MAX_COMPLETION_LENGTH, config)
     if arm == "resample":
         result["hint_tokens_per_intervention"] = 0.0  # its trace "hint" is a marker the policy never sees

@@ -94,6 +94,11 @@ class TrainerAdapter:
         return self.trainer.reward_weights
 
     @property
+    def reward_names(self) -> list[str]:
+        """The reward functions' names, in `reward_weights`' order: a function's `__name__`, a reward model's id."""
+        return list(self.trainer.reward_func_names)
+
+    @property
     def model(self):
         return self.trainer.model
 

@@ -111,6 +111,15 @@ def check_reward_columns(reward_funcs: list, columns: list[str] | None, config: 
                              f"no column for (its columns: {columns}); {fix}")
 
 
+def check_success_reward(config: MentorConfig, names: list[str]) -> None:
+    """Refuses (InputError) a `success_reward` that names no reward function of the trainer, naming those it has."""
+    unknown = [name for name in config.success_reward if name not in names]
+    if unknown:
+        raise InputError(f"success_reward: {unknown} is not among this trainer's reward functions {names}; set it "
+                         f"to the name(s) of those that say whether an attempt succeeded (e.g. success_reward: "
+                         f"{names[0] if names else 'accuracy_reward'})")
+
+
 def attach(mentor: Mentor, trainer) -> MentorCallback:
     """Installs the generation hook on `trainer` and registers a MentorCallback serving `mentor`; returns the
     callback."""
@@ -122,10 +131,13 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     off_policy = ""
     if config.strip_hint:
         off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
+    success = f" success_reward={','.join(config.success_reward)}" if config.success_reward else ""
+    source = f" hint_source={config.hint_source}" if config.hint_source != "graph" else ""
     if getattr(trainer.args, "process_index", 0) == 0:
         # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
         print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "
-              f"mode={config.mode}{off_policy}\n{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
+              f"mode={config.mode} hint_choice={config.hint_choice}{off_policy}{success}{source}\n"
+              f"{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
     return callback
 
 
@@ -143,6 +155,7 @@ def checked_task(trainer, config: MentorConfig) -> Task:
         raise NotImplementedError("the mentor does not support image datasets yet")
     task = dataset_task(config, columns)
     check_reward_columns(getattr(trainer, "reward_funcs", []), columns, config)
+    check_success_reward(config, list(getattr(trainer, "reward_func_names", [])))
     G = trainer.num_generations  # known only now: the config alone cannot check k against it
     if config.strategy == "replace_k" and config.k > G:
         raise InputError(f"k: {config.k} is out of range; replace_k replaces at most the group's "

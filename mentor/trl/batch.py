@@ -16,6 +16,8 @@ from mentor.config import MentorConfig
 from mentor.placement import neutralised, response_prefix_ids
 from mentor.tasks.base import Task
 
+# `hint_source: none`'s "hint": what the trace shows for a group re-drawn unhinted; the policy never sees it.
+REDRAW_MARKER = "(re-draw, no hint)"
 
 @dataclass
 class Generation:
@@ -45,6 +47,12 @@ def problem_id(row: dict[str, Any]) -> str:
     return "p-" + hashlib.sha1(repr(row["prompt"]).encode()).hexdigest()[:12]
 
 
+def weighted(rewards_per_func: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """The weighted sum of each row's rewards, as TRL sums them (NaN counts 0); NaN where every one is NaN."""
+    total = (rewards_per_func * weights.to(rewards_per_func.device).unsqueeze(0)).nansum(dim=1)
+    return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
+
+
 
 
 
@@ -63,6 +71,7 @@ class BatchRules:
         render: a conversational prompt -> the text the policy continues (the trainer's chat template).
         encode: text -> its token ids without special tokens.
         special_tokens: the tokenizer's special tokens, which no hint may add to a prompt (default none).
+        reward_names: the reward functions' names, in `reward_weights`' order, for `success_reward` (default none).
     """
 
     config: MentorConfig
@@ -72,6 +81,11 @@ class BatchRules:
     render: Callable[[Any], str]
     encode: Callable[[str], list[int]]
     special_tokens: list[str] = field(default_factory=list)
+    reward_names: list[str] = field(default_factory=list)
+
+    def shown(self, hint: str) -> str:
+        """The hint as the policy and the reward functions see it: none under `hint_source: none`."""
+        return "" if self.config.hint_source == "none" else hint
 
     def safe_hint(self, hint: str) -> tuple[str, int]:
         """The hint as the policy may see it: special tokens' text broken up (`neutralised`); and how many."""
@@ -79,22 +93,33 @@ class BatchRules:
 
     def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
         """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""
-        weights = self.reward_weights.to(rewards_per_func.device)
-        total = (rewards_per_func * weights.unsqueeze(0)).nansum(dim=1)
-        return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
+        return weighted(rewards_per_func, self.reward_weights)
+
+    def success(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
+        """Per row, what says whether it succeeded (above `collapse_threshold`): the weighted sum of the
+        `success_reward` functions, so that a format reward beside them cannot hide a group that is all wrong;
+        `total` by default. NaN where they all abstained."""
+        if not self.config.success_reward:
+            return self.total(rewards_per_func)
+        columns = [i for i, name in enumerate(self.reward_names) if name in self.config.success_reward]
+        return weighted(rewards_per_func[:, columns], self.reward_weights[columns])
+
+    def succeeded(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
+        """Per row, whether it succeeded (an unscorable row did not)."""
+        return self.success(rewards_per_func) > self.config.collapse_threshold
 
     def row_rewards(self, rewards_per_func: torch.Tensor) -> list[float | None]:
         """`total` as a list for the trace, with None where it is NaN (unscorable)."""
         return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
 
     def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
-        """Groups whose rows all score at or below the threshold (an unscorable row counts as failed)."""
-        total = self.total(rewards_per_func)
-        failed = ((total <= self.config.collapse_threshold) | torch.isnan(total)).view(-1, self.num_generations)
+        """Groups none of whose rows succeeded (`succeeded`)."""
+        failed = ~self.succeeded(rewards_per_func).view(-1, self.num_generations)
         return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
 
     def picks(self, totals: list[float]) -> list[int]:
-        """The re-attempts of a group (by index, `totals` their rewards) that the strategy splices in, slot by slot.
+        """The re-attempts of a group (by index, `totals` their `success` scores) that the strategy splices in, slot
+        by slot.
 
         >>> from mentor.tasks import get_task
         >>> def rules(**config):
@@ -116,7 +141,10 @@ class BatchRules:
     def hinted_prompt(self, prompt: Any, hint: str) -> Any:
         """The prompt the policy re-attempts: hint in the last user turn, or as the start of the response (after a
         conversational prompt's generation prompt, as text). A conversational prompt with no user turn (system and
-        assistant messages only) gets a new user turn at its end carrying the hint."""
+        assistant messages only) gets a new user turn at its end carrying the hint. Under `hint_source: none`, the
+        prompt unchanged."""
+        if not self.shown(hint):
+            return prompt
         if self.config.hint_placement == "prefix":
             return self.rendered(prompt) + self.task.response_prefix(hint)
         if isinstance(prompt, str):
@@ -158,7 +186,7 @@ class BatchRules:
         updates them, so advantages agree), and the rows of `out` it holds (`offset` is its first row's index):
         what the loss sees."""
         G, threshold = self.num_generations, self.config.collapse_threshold
-        totals = self.total(hint_rewards).tolist()
+        totals = self.success(hint_rewards).tolist()
         for slot, j in enumerate(self.picks(totals)):
             rewards[g * G + slot] = hint_rewards[j]
             i = g * G + slot - offset
@@ -182,4 +210,4 @@ class BatchRules:
             for key, values in gen.extra_fields.items():
                 if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
                     out.extra_fields[key][i] = values[j]
-            out.extra_fields["mentor_hint"][i] = hint
+            out.extra_fields["mentor_hint"][i] = self.shown(hint)

@@ -35,7 +35,7 @@ from mentor.runtime.state import LIBRARY_FIELD
 from mentor.tasks.base import Task, completion_text
 from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
-from mentor.trl.batch import BatchRules, Generation, problem_id
+from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, problem_id
 from mentor.trl.choice import Candidate, best, score
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
@@ -90,7 +90,7 @@ class GenerationHook:
         self.ledger = callback.ledger  # the hint state, which the callback checkpoints
         self.adapter = adapter = TrainerAdapter(trainer)
         self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
-                                adapter.encode, adapter.special_tokens)
+                                adapter.encode, adapter.special_tokens, adapter.reward_names)
         self.rows: list[dict[str, Any]] | None = None
         self.node_errors = NodeErrorLog()  # each distinct node exception's traceback, once, on rank 0
         self.cached_rewards: torch.Tensor | None = None
@@ -194,6 +194,9 @@ class GenerationHook:
 
     def mentored(self, work: StepWork, groups: list[FailedGroup]) -> list[Intervention]:
         """The mentor's interventions on `groups` (split across ranks), each hint made safe for the template."""
+        if self.config.hint_source == "none":  # the retry control: no graph runs, each group is re-drawn unhinted
+            return [Intervention(g.problem_id, g.task, hint=REDRAW_MARKER, backend={"hint_source": "none"})
+                    for g in groups]
         interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
         work.mentor_s += seconds
         if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
@@ -254,7 +257,7 @@ class GenerationHook:
             return {}
         responses = []
         for g, (gen, hint_rewards, hint) in spliced.items():
-            totals = self.rules.total(hint_rewards).tolist()
+            totals = self.rules.success(hint_rewards).tolist()
             responses += self.correct_responses(prompts[g * G], gen, totals, hint, self.rules.picks(totals))
         if not responses:
             return {}
@@ -302,7 +305,7 @@ class GenerationHook:
         tries = [(g, c) for g, _ in hinted for c in options[g]]
         gens, seconds = self.reattempt(work.prompts, work.rows, [(g, c.hint) for g, c in tries])
         work.regen_s += seconds
-        totals = [self.rules.total(scores).tolist() for _, scores in gens]
+        totals = [self.rules.success(scores).tolist() for _, scores in gens]
         picks = [self.rules.picks(t) for t in totals]  # the rows the strategy would splice
         correct = [self.correct_responses(work.prompts[g * G], gen, row_totals, c.hint, rows)
                    for (g, c), (gen, _), row_totals, rows in zip(tries, gens, totals, picks)]
@@ -398,7 +401,8 @@ class GenerationHook:
             # One hinted prompt per group, G times (TRL's `_generate` copies its prompts before it changes them).
             hinted_prompts = [p for g, hint in mine for p in [self.rules.hinted_prompt(prompts[g * G], hint)] * G]
             gen = self.adapter.generate(hinted_prompts)
-            hint_rows = [{**rows[g * G + j], "mentor_hint": hint} for g, hint in mine for j in range(G)]
+            hint_rows = [{**rows[g * G + j], "mentor_hint": self.rules.shown(hint)}
+                         for g, hint in mine for j in range(G)]
             completions = gen.completions = self.rules.whole_responses(
                 [prompts[g * G] for g, _ in mine for _ in range(G)], [r["mentor_hint"] for r in hint_rows],
                 gen.completions)
@@ -426,7 +430,7 @@ class GenerationHook:
             totals = self.rules.row_rewards(scores)
             training["reattempt"] = [{"completion": completion_text(c), "reward": r}
                                      for c, r in zip(gen.completions, totals)]
-            training["recovered"] = any(r is not None and r > self.config.collapse_threshold for r in totals)
+            training["recovered"] = bool(self.rules.succeeded(scores).any())
         if candidates:
             training["candidates"] = [c.to_dict() for c in candidates]
         return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)

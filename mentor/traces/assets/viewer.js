@@ -520,9 +520,9 @@
       frag.appendChild(h('tr', { 'data-id': r.id, class: r.id === selectedId ? 'sel' : null, tabindex: 0, onclick: open,
                                  onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
         h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
-        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }), h('td', { text: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
+        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }), h('td', { class: 'cls', text: errClass(r), title: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
         h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint, title: r.hint || null }),
-        h('td', null, outcomeBadges(r))));
+        h('td', { class: 'outcome' }, outcomeBadges(r))));
     });
     body.appendChild(frag);
     var pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
