@@ -51,7 +51,7 @@ def test_a_columns_entry_that_is_not_field_to_column_is_refused_at_load(columns)
 @pytest.mark.parametrize("config, dataset_columns, message", [
     ({"columns": {"anwser": "gold"}}, ["prompt", "gold"],
      r"columns: 'anwser' is not a reference field of task 'math' \(did you mean 'answer'\?\); its fields are "
-     r"\['answer', 'solution', 'hint'\]"),
+     r"\['answer', 'solution', 'answer_aliases', 'concepts', 'hint'\]"),
     ({"columns": {"anwser": "gold"}}, None, r"columns: 'anwser' is not a reference field"),  # columns unknown
     ({"columns": {"answer": "gold", "solution": "worked"}}, ["prompt", "gold", "steps"],
      r"columns: solution: 'worked' is not a column of the training dataset \(its columns: \['prompt', 'gold', "
