@@ -26,3 +26,4 @@ class MentorStateBase(TypedDict, total=False):
     backend: Annotated[dict[str, str], merge]   # node -> backend that produced its output
     fallbacks: Annotated[list[str], operator.add]  # "node: reason" for each llm -> rules fallback
     prompts: Annotated[dict[str, str], merge]   # llm node -> the prompt as sent (its trace record keeps it)
+    replies: Annotated[dict[str, list[str]], merge]  # llm node -> the model's raw replies, re-asks included (the same)
