@@ -292,6 +292,24 @@ def test_a_mentor_that_fails_every_call_lets_training_finish(tmp_path, monkeypat
     assert all(log["mentor/collapse_rate_after"] == 1.0 for log in logs)
 
 
+def test_a_slow_mentor_phase_logs_one_progress_line_per_step_on_rank_0(tmp_path, monkeypatch, caplog):
+    # tests/stalling_graph.py sleeps SLOW_S (0.4 s) in each `slow-*` group: the step's mentor phase passes 0.1 s.
+    from pathlib import Path
+
+    import mentor.trl.hook
+
+    monkeypatch.setattr(mentor.trl.hook, "SLOW_MENTOR_S", 0.1)
+    rows = make_dataset("hard", 16, seed=0)
+    rows = rows.map(lambda row, i: {"problem_id": f"slow-{i}"}, with_indices=True)
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=rows)
+    Mentor.from_config({"graph": f"{Path(__file__).parent / 'stalling_graph.py'}:graph"}).attach(trainer)
+    with caplog.at_level("WARNING", logger="mentor"):
+        trainer.train()
+    lines = [r.getMessage() for r in caplog.records if "in the mentor graph" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("mentor: step 0: 2 group(s) took "), lines  # one line, not one a group
+    assert lines[0].endswith("in the mentor graph (2 hinted, 0 llm fallbacks); the step goes on"), lines
+
+
 def test_an_unreachable_llm_server_falls_back_to_rules_and_is_counted(tmp_path):
     config = {"nodes": {"hint_composer": "llm"},
               "llm": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "request_timeout_s": 2,
