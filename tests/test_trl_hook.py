@@ -381,6 +381,28 @@ def test_a_row_without_its_reference_is_skipped_and_counted(tmp_path):
     assert log["mentor/interventions"] == 0 and log["mentor/collapse_rate_after"] == 1.0
 
 
+def test_a_math_rows_concepts_column_reaches_the_mentor_and_a_row_without_one_gets_a_counted_format_only_hint(tmp_path):
+    from datasets import Dataset
+
+    from mentor.rewards import math_reward
+    from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED
+
+    concept = "Split 645 by place value (600 + 40 + 5), multiply 356 by each part and add the products."
+    rows = Dataset.from_list([
+        {"problem_id": "bare", "prompt": "What is 356 * 645?", "answer": "229620", "concepts": []},
+        {"problem_id": "taught", "prompt": "What is 356 * 645? ", "answer": "229620", "concepts": [concept]}])
+    trainer = make_trainer(tmp_path, math_reward, dataset=rows)  # a random policy: both groups collapse
+    Mentor.from_config({"task": "math"}).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/interventions"] == 2 and log["mentor/format_only_hints"] == 1
+    records = {r["problem_id"]: r for r in TraceStore(tmp_path, readonly=True)}
+    taught, bare = records["taught"], records["bare"]
+    assert taught["reference"] == {"answer": "229620", "concepts": [concept]}  # the hook copied the column
+    assert taught["hint"].endswith(f"Key idea: {concept}")  # after the format lead of a cut attempt, if any
+    assert bare["hint"] in (FORMAT_HINT, FORMAT_HINT_TRUNCATED)
+
+
 def test_the_version_guard_names_the_fix(tmp_path, monkeypatch):
     import trl
 
