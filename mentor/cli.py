@@ -22,7 +22,8 @@ def summary_text(interventions: list[Intervention], structured=None) -> str:
     cut = [i for i in interventions if i.error is not None]
     lines = [
         f"groups: {counts.groups}",
-        f"hints: {counts.hinted}  withheld: {counts.withheld}  leaks blocked: {counts.leaks_blocked}"
+        f"hints: {counts.hinted}" + (f" ({counts.format_only} format-only)" if counts.format_only else "")
+        + f"  withheld: {counts.withheld}  leaks blocked: {counts.leaks_blocked}"
         f"  llm fallbacks: {counts.llm_fallbacks}  failed: {counts.failures} ({counts.timed_out} timed out)",
         "tiers: " + ", ".join(f"{t}: {c}" for t, c in sorted(counts.tiers.items())),
         "error classes: " + ", ".join(f"{c}: {k}" for c, k in counts.classes.most_common()),

@@ -17,6 +17,7 @@ class Summary:
 
     groups: int = 0
     hinted: int = 0  # interventions that give a hint
+    format_only: int = 0  # of those, hints that say nothing but the answer's format (`format_only_hint`)
     withheld: int = 0  # interventions whose hint was withheld
     leaks_blocked: int = 0  # drafts the leakage checker rejected
     llm_fallbacks: int = 0  # llm nodes that fell back to rules
@@ -36,6 +37,7 @@ def summarise(interventions: list[Intervention]) -> Summary:
     return Summary(
         groups=len(interventions),
         hinted=sum(bool(iv.hint) for iv in interventions),
+        format_only=sum(bool(iv.hint) and format_only_hint(iv) for iv in interventions),
         withheld=sum(bool(iv.withheld) for iv in interventions),
         leaks_blocked=sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
         llm_fallbacks=sum(len(iv.fallbacks) for iv in interventions),
@@ -44,3 +46,11 @@ def summarise(interventions: list[Intervention]) -> Summary:
         tiers=Counter(iv.tier for iv in interventions if iv.hint),
         classes=Counter(iv.diagnosis.error_class for iv in interventions if iv.error is None),
     )
+
+
+def format_only_hint(intervention: Intervention) -> bool:
+    """Whether the intervention's hint is format-only: the last composer's node record says so (`format_only`,
+    mentor.tasks.base.Task.format_only), as the math rules say where the reference holds nothing of the problem."""
+    said = [n["output"]["format_only"] for n in intervention.nodes
+            if isinstance(n, dict) and isinstance(n.get("output"), dict) and "format_only" in n["output"]]
+    return bool(said) and said[-1] is True

@@ -33,7 +33,7 @@ from typing import Any, TypedDict
 from mentor.types import FailedGroup, Intervention
 
 LONG_TEXT = 256  # chars: an output string at least this long that repeats an input value is stored as a reference
-BOOKKEEPING = ("group", "backend", "fallbacks", "prompts")  # input channels a node record leaves out
+BOOKKEEPING = ("group", "backend", "fallbacks", "prompts", "replies")  # input channels a node record leaves out
 
 
 class TraceRecord(TypedDict, total=False):

@@ -19,6 +19,17 @@ class Terminated(KeyboardInterrupt):
     `mentor` then exits 143 (128 + SIGTERM), as Ctrl-C exits 130 (128 + SIGINT)."""
 
 
+def listed(value: Any) -> list:
+    """A reference field that holds a list of values (`answer_aliases`, `concepts`) as a list: a lone string is one
+    value, never its characters; None or NaN (a blank pandas cell) is none; an array or tuple is its items."""
+    if isinstance(value, (str, bytes)):
+        return [value]
+    try:
+        return list(value)
+    except TypeError:  # None, NaN, a number
+        return []
+
+
 @dataclass
 class Attempt:
     """One failed completion of a group.

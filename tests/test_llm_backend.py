@@ -15,6 +15,7 @@ from loopback import free_port
 from mentor.config import NODES, MentorConfig
 from mentor.runtime import MentorRuntime
 from mentor.runtime.llm import load_prompt
+from mentor.runtime.schemas import node_schema
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup, InputError
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
@@ -469,3 +470,63 @@ def test_an_answer_larger_than_the_token_budget_allows_is_unusable_output(openai
     assert "unusable output after 2 tries" in fallback and f"{body_cap(100)} bytes" in fallback, fallback
     assert openai_server.count("hint_composer") == 2  # re-asked once, as for malformed JSON; no transport retry
     assert time.monotonic() - started < 5  # 64 MiB twice was not read
+
+
+# --- (9) what a node record keeps of the model: its raw replies ------------------------------------------------
+def test_each_llm_node_record_keeps_the_models_raw_replies_re_asks_included(openai_server):
+    prose = f"Sure, here it is:\n```json\n{json.dumps({'hint': CANNED_HINT, 'tier': 2})}\n```"
+    openai_server.behaviour = lambda req: (
+        Reply(content="not json, sorry") if req.node == "hint_composer" and req.node_index == 0
+        else Reply(content=prose) if req.node == "hint_composer"
+        else Reply(content="I cannot answer in JSON.") if req.node == "error_classifier" else Reply())
+    [result] = MentorRuntime(config(openai_server, nodes={"error_classifier": "llm", "hint_composer": "llm"},
+                                    parse_retries=1, structured_output=False)).run([group()])
+    records = {n["node"]: n for n in result.nodes}
+    assert records["hint_composer"]["replies"] == ["not json, sorry", prose]  # as written, before parsing
+    assert result.hint == CANNED_HINT
+    # A node that fell back to rules keeps what the model wrote: the reason it fell back can be checked.
+    assert records["error_classifier"]["replies"] == ["I cannot answer in JSON."] * 2
+    assert records["error_classifier"]["backend"] == "rules (llm fallback)"
+    assert "replies" not in records["root_cause_analyst"]  # a rules node asked no model
+    assert all("replies" not in n["output"] and "replies" not in n["input"] for n in result.nodes)
+
+
+def test_a_long_reply_is_kept_cut_and_a_reply_that_is_not_text_is_repaired(openai_server):
+    from mentor.runtime.llm import MAX_REPLY_CHARS
+
+    long = "x" * (3 * MAX_REPLY_CHARS) + json.dumps({"hint": CANNED_HINT, "tier": 2})
+    broken = 'Here: \ud800 {"root_cause": "r", "first_error_step": null}'  # JSON's "\ud800": a lone surrogate
+    openai_server.behaviour = lambda req: (Reply(content=long) if req.node == "hint_composer"
+                                           else Reply(content=broken) if req.node == "root_cause_analyst" else Reply())
+    [result] = MentorRuntime(config(openai_server, parse_retries=0)).run([group()])
+    records = {n["node"]: n for n in result.nodes}
+    [kept] = records["hint_composer"]["replies"]
+    assert kept.startswith("x" * MAX_REPLY_CHARS) and len(kept) < MAX_REPLY_CHARS + 100
+    assert kept.endswith(f"[mentor: reply cut to {MAX_REPLY_CHARS} of its {len(long)} characters]")
+    assert result.hint == CANNED_HINT  # the answer was read whole; only the record is cut
+    assert records["root_cause_analyst"]["replies"] == [broken.replace("\ud800", "\ufffd")]
+    json.dumps(result.nodes).encode("utf-8")  # every string is text: no encoder raises
+
+
+# --- (10) a judge's refusal names its reason ---------------------------------------------------------------------
+@pytest.mark.parametrize("reason, kept", [
+    ("it carries the hundreds digit", "it carries the hundreds digit"),
+    ("false", "the llm judge gave no reason (it wrote 'false')"),   # what SmolLM2-135M wrote, verdict first
+    (" ", "the llm judge gave no reason"),
+])
+def test_a_judge_refusal_keeps_its_reason_or_says_it_gave_none(openai_server, reason, kept):
+    openai_server.behaviour = lambda req: (Reply(content={"reason": reason, "leaked": True})
+                                           if req.node == "leakage_checker" and req.node_index == 0 else Reply())
+    [result] = MentorRuntime(config(openai_server, parse_retries=0, mentor={"max_leak_retries": 1})).run([group()])
+    [draft] = result.leak["leaked_drafts"]
+    assert draft["detectors"] == ["llm_judge"] and draft["reason"] == kept
+    assert kept in openai_server.texts("hint_composer")[1]  # the composer hears it
+    judge = next(n for n in result.nodes if n["node"] == "leakage_checker")
+    assert judge["replies"] == [json.dumps({"reason": reason, "leaked": True})]
+
+
+def test_the_judge_is_asked_for_its_reason_before_its_verdict():
+    schema = node_schema("leakage_checker", {}, 1)
+    assert list(schema["properties"]) == schema["required"] == ["reason", "leaked"]
+    prompt = load_prompt(MentorConfig().prompts_dir, "arithmetic", "leakage_checker").messages[0].prompt.template
+    assert prompt.index('"reason"') < prompt.index('"leaked"')

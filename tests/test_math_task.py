@@ -21,7 +21,7 @@ from mentor.tasks import get_task
 from mentor.tasks.math import MathTask, answer_and_extraction, arithmetic_slips, score_answer
 from mentor.tasks.math.score import _fast_equal, _trl_accuracy
 from mentor.tasks.math.worked_steps import reference_results
-from mentor.types import Attempt, Diagnosis, FailedGroup
+from mentor.types import Attempt, Diagnosis, FailedGroup, listed
 
 
 @pytest.fixture(scope="module")
@@ -462,3 +462,51 @@ def test_numerals_of_any_length_up_to_the_cap_are_exact():
     assert numeral_value(".50") == Fraction(1, 2)
     with pytest.raises(ValueError, match="more than"):
         numeral_value("9" * (MAX_NUMERAL_DIGITS + 1))
+
+
+# --- hints of the right kind: nothing problem-specific to say, the format alone (issue 43) --------------------------
+PRODUCT = "What is 356 * 645?"  # a bare product: no `solution`, no `concepts`
+
+
+def test_a_problem_the_reference_says_nothing_of_gets_the_format_only_hint_counted():
+    from mentor.cli import summary_text
+    from mentor.runtime import MentorRuntime
+    from mentor.summary import summarise
+    from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED
+
+    boxed = ["356 * 645 = 229000. \\boxed{229000}", "\\boxed{230620}"]
+    bare = failed_group("product", PRODUCT, {"answer": "229620"}, boxed)
+    unboxed = failed_group("product-2", PRODUCT, {"answer": "229620"}, ["I think it is 229000", "hmm"])
+    later = failed_group("product-3", PRODUCT, {"answer": "229620"}, boxed, [{"tier": 2, "hint": FORMAT_HINT}])
+    concept = "Split 645 by place value (600 + 40 + 5), multiply 356 by each part and add the products."
+    with_concept = failed_group("product-4", PRODUCT, {"answer": "229620", "concepts": concept}, boxed)  # one string
+    results = MentorRuntime().run([bare, unboxed, later, with_concept])
+    assert all(r.error is None for r in results)
+    assert results[0].hint == results[2].hint == FORMAT_HINT and results[1].hint in (FORMAT_HINT, FORMAT_HINT_TRUNCATED)
+    assert not any("quantities" in r.hint for r in results)  # the word-problem advice this product used to get
+    assert results[2].tier == 3  # escalated, with still nothing of the problem to show
+    assert results[3].hint == f"Key idea: {concept}"  # a lone string is one concept, not its first character
+    composer = [next(n for n in r.nodes if n["node"] == "hint_composer") for r in results]
+    assert [c["output"]["format_only"] for c in composer] == [True, True, True, False]
+    assert summarise(results).format_only == 3 and "hints: 4 (3 format-only)" in summary_text(results)
+
+
+def test_with_a_solution_and_no_concept_tier_1_is_format_only_and_tier_2_starts_the_solution(task):
+    from mentor.tasks.math.hints import FORMAT_HINT
+
+    ref = {"answer": "229620", "solution": "356 * 600 = 213600.\n356 * 45 = 16020.\n213600 + 16020 = 229620."}
+    g = failed_group("p", PRODUCT, ref, ["\\boxed{1}"])
+    d = Diagnosis("wrong_final_answer")
+    assert task.compose(g, d, 1, None) == FORMAT_HINT and task.format_only(FORMAT_HINT)
+    assert task.drafts(ref, d, 2)[:2] == ["Start like this: 356 * 600 = 213600.", "Start like this: … * … = …."]
+    assert not task.format_only(task.compose(g, d, 2, None))
+
+
+def test_the_reward_reads_the_answer_aliases_column_and_a_lone_string_alias_is_one_form():
+    # \mathbb{R} is undecided by the fast comparison, so the aliases decide.
+    assert get_task("math").reward(["\\boxed{1}"], answer=["\\mathbb{R}"], answer_aliases=[["1"]]) == [1.0]
+    one = {"answer": "\\mathbb{R}", "answer_aliases": "17/3"}  # a string column: one form, not "1", "7", "/", "3"
+    assert score_answer("\\boxed{1}", one) == 0.0 and score_answer("\\boxed{17/3}", one) == 1.0
+    assert check_leak("It comes to 17/3.", one, get_task("math")).detectors == ["answer_math_equiv"]
+    assert (listed(("a", "b")), listed("ab"), listed(None), listed(float("nan"))) == (["a", "b"], ["ab"], [], [])
+    assert MathTask.optional_reference_fields == ("solution", "answer_aliases", "concepts")  # what the hook copies

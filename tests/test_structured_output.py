@@ -242,6 +242,19 @@ def test_a_decoder_writing_the_longest_answer_its_grammar_allows_still_closes_wi
         assert token_budget(schema) <= 64 or node == "error_classifier"  # its fixed class names alone need more
 
 
+def test_the_hf_provider_has_the_judge_write_its_reason_before_its_verdict(smollm2_vocab):
+    # Verdict first, SmolLM2-135M wrote `{"leaked": "true", "reason": "false"}`: the grammar keeps the schema's order.
+    import xgrammar as xgr
+
+    from mentor.runtime.hf import BatchedChat
+
+    chat = BatchedChat(model="unused")
+    chat._compiler = smollm2_vocab[1]  # the real tokenizer's compiler; no model is loaded
+    grammar = chat._grammar(node_schema("leakage_checker", TAXONOMY, 3))
+    assert xgr.GrammarMatcher(grammar).accept_string('{"reason": "')
+    assert not xgr.GrammarMatcher(grammar).accept_string('{"leaked": ')
+
+
 def test_the_step_is_bounded_in_the_validation_as_in_the_grammar():
     rca = node_schema("root_cause_analyst", TAXONOMY, 2)
     assert violations({"root_cause": "the carry", "first_error_step": 999}, rca) == []

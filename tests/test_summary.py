@@ -7,7 +7,7 @@ from collections import Counter
 
 from mentor.cli import summary_text
 from mentor.summary import summarise
-from mentor.trl.metrics import count_intervention
+from mentor.trl.metrics import count_intervention, step_metrics
 from mentor.types import Diagnosis, Intervention
 
 INTERVENTIONS = [
@@ -39,3 +39,18 @@ def test_the_training_metrics_and_the_printout_count_as_summarise_does():
     text = summary_text(INTERVENTIONS)
     assert "hints: 2  withheld: 1  leaks blocked: 3  llm fallbacks: 1  failed: 2 (1 timed out)" in text
     assert "tiers: 1: 1, 2: 1" in text and "error classes: carry: 2, sign: 1" in text
+
+
+def test_a_hint_is_format_only_when_the_last_composer_record_says_so():
+    def composed(*flags):  # the composer's node records, one per draft (a leak retry writes another)
+        return [{"node": "hint_composer", "output": {"draft": "d", "format_only": f}} for f in flags]
+
+    rows = [Intervention("a", hint="Finish with one final answer written as \\boxed{...}.", nodes=composed(False, True)),
+            Intervention("b", hint="Key idea: carry", nodes=composed(True, False)),
+            Intervention("c", hint=None, withheld=True, nodes=composed(True)),  # no hint given: nothing to count
+            Intervention("d", hint="an edited graph's hint", nodes=[{"node": "mine", "output": {}}])]
+    assert summarise(rows).format_only == 1
+    stats = Counter()
+    for iv in rows:
+        count_intervention(stats, iv, recovered=False)
+    assert step_metrics(stats, 4, 4, 4, 0.0, 0.0)["mentor/format_only_hints"] == 1

@@ -292,6 +292,24 @@ def test_a_mentor_that_fails_every_call_lets_training_finish(tmp_path, monkeypat
     assert all(log["mentor/collapse_rate_after"] == 1.0 for log in logs)
 
 
+def test_a_slow_mentor_phase_logs_one_progress_line_per_step_on_rank_0(tmp_path, monkeypatch, caplog):
+    # tests/stalling_graph.py sleeps SLOW_S (0.4 s) in each `slow-*` group: the step's mentor phase passes 0.1 s.
+    from pathlib import Path
+
+    import mentor.trl.hook
+
+    monkeypatch.setattr(mentor.trl.hook, "SLOW_MENTOR_S", 0.1)
+    rows = make_dataset("hard", 16, seed=0)
+    rows = rows.map(lambda row, i: {"problem_id": f"slow-{i}"}, with_indices=True)
+    trainer = make_trainer(tmp_path, RecordingReward(), dataset=rows)
+    Mentor.from_config({"graph": f"{Path(__file__).parent / 'stalling_graph.py'}:graph"}).attach(trainer)
+    with caplog.at_level("WARNING", logger="mentor"):
+        trainer.train()
+    lines = [r.getMessage() for r in caplog.records if "in the mentor graph" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith("mentor: step 0: 2 group(s) took "), lines  # one line, not one a group
+    assert lines[0].endswith("in the mentor graph (2 hinted, 0 llm fallbacks); the step goes on"), lines
+
+
 def test_an_unreachable_llm_server_falls_back_to_rules_and_is_counted(tmp_path):
     config = {"nodes": {"hint_composer": "llm"},
               "llm": {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "request_timeout_s": 2,
@@ -361,6 +379,28 @@ def test_a_row_without_its_reference_is_skipped_and_counted(tmp_path):
     log = trainer.state.log_history[0]
     assert log["mentor/skipped"] == log["mentor/skipped/missing_reference"] == 2
     assert log["mentor/interventions"] == 0 and log["mentor/collapse_rate_after"] == 1.0
+
+
+def test_a_math_rows_concepts_column_reaches_the_mentor_and_a_row_without_one_gets_a_counted_format_only_hint(tmp_path):
+    from datasets import Dataset
+
+    from mentor.rewards import math_reward
+    from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED
+
+    concept = "Split 645 by place value (600 + 40 + 5), multiply 356 by each part and add the products."
+    rows = Dataset.from_list([
+        {"problem_id": "bare", "prompt": "What is 356 * 645?", "answer": "229620", "concepts": []},
+        {"problem_id": "taught", "prompt": "What is 356 * 645? ", "answer": "229620", "concepts": [concept]}])
+    trainer = make_trainer(tmp_path, math_reward, dataset=rows)  # a random policy: both groups collapse
+    Mentor.from_config({"task": "math"}).attach(trainer)
+    trainer.train()
+    log = trainer.state.log_history[0]
+    assert log["mentor/interventions"] == 2 and log["mentor/format_only_hints"] == 1
+    records = {r["problem_id"]: r for r in TraceStore(tmp_path, readonly=True)}
+    taught, bare = records["taught"], records["bare"]
+    assert taught["reference"] == {"answer": "229620", "concepts": [concept]}  # the hook copied the column
+    assert taught["hint"].endswith(f"Key idea: {concept}")  # after the format lead of a cut attempt, if any
+    assert bare["hint"] in (FORMAT_HINT, FORMAT_HINT_TRUNCATED)
 
 
 def test_the_version_guard_names_the_fix(tmp_path, monkeypatch):

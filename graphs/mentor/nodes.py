@@ -73,11 +73,13 @@ async def hint_composer(state: MentorState, runtime: Runtime[MentorContext]) -> 
     tier = state.get("tier") or task.choose_tier(group, diagnosis)
     state = {**state, "tier": tier}
 
+    def rules() -> dict:
+        out = {"draft": task.compose(group, diagnosis, tier, state.get("leak_feedback")), "tier": tier}
+        return {**out, "format_only": task.format_only(out["draft"])}  # counted: mentor/format_only_hints
+
     def validate(out: dict) -> dict:
         if not str(out["hint"]).strip() or int(out.get("tier", tier)) not in HINT_TIERS:
             raise ValueError(f"need a non-empty hint and a tier in {sorted(HINT_TIERS)}")
-        return {"draft": str(out["hint"]).strip(), "tier": int(out.get("tier", tier))}
+        return {"draft": str(out["hint"]).strip(), "tier": int(out.get("tier", tier)), "format_only": False}
 
-    return await run_backend("hint_composer", state, runtime, group,
-                             lambda: {"draft": task.compose(group, diagnosis, tier, state.get("leak_feedback")),
-                                      "tier": tier}, validate)
+    return await run_backend("hint_composer", state, runtime, group, rules, validate)

@@ -15,7 +15,7 @@ from mentor.leakage.overlap import DEFAULT_MIN_RUN, solution_overlap
 from mentor.leakage.symbolic import problem_states_answer, symbolic_leak
 from mentor.mathtext.answer import STOP_WORDS, YES_NO, Answer, analyse_answer, stems
 from mentor.mathtext.ascii import compact, to_ascii_math
-from mentor.types import LeakVerdict
+from mentor.types import LeakVerdict, listed
 
 DETECTORS = ("answer_digits", "answer_words", "answer_math_equiv", "answer_verbatim", "answer_text", "solution_overlap",
              "task_error", "hint_too_long")  # described in docs/leakage.md, which a test keeps in step
@@ -135,7 +135,7 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
             pass
     problem = str(problem if problem is not None else reference.get("problem") or "")[:MAX_HINT_CHARS]
     problem_compact = compact(problem) if problem else ""
-    forms = [reference.get("answer")] + list(reference.get("answer_aliases") or [])
+    forms = [reference.get("answer")] + listed(reference.get("answer_aliases"))
     for form in forms:
         if form is None or str(form).strip() == "":
             continue

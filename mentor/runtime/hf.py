@@ -117,8 +117,9 @@ class BatchedChat(BaseChatModel):
         return self._lm, self._tokenizer
 
     def _grammar(self, schema: dict):
-        """The schema compiled for this tokenizer, once per distinct schema (about 1 s each on CPU)."""
-        key = json.dumps(schema, sort_keys=True)
+        """The schema compiled for this tokenizer, once per distinct schema (about 1 s each on CPU). Its keys keep
+        their order: xgrammar writes properties in the schema's order (the judge's `reason` before its verdict)."""
+        key = json.dumps(schema)
         if key not in self._grammars:
             try:
                 import xgrammar as xgr

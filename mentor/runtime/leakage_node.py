@@ -40,6 +40,19 @@ def _verdict(value: Any) -> bool:
     raise ValueError(f"leaked must be true or false, got {value!r}")
 
 
+NO_REASON = "the llm judge gave no reason"
+_VERDICT_WORDS = ("", "true", "false", "yes", "no", "leaked", "null", "none")
+
+
+def judge_reason(value: Any) -> str:
+    """The judge's `reason`, or NO_REASON where it gave none: a blank, or a bare verdict word (a small model wrote
+    `"reason": "false"`), which is kept after it."""
+    text = str(value if value is not None else "").strip()
+    if text.strip(" \t\n.,;:!?\"'").lower() not in _VERDICT_WORDS:
+        return text
+    return f"{NO_REASON} (it wrote {text[:40]!r})" if text else NO_REASON
+
+
 async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext]) -> dict[str, Any]:
     """Rejects drafts that reveal the answer; deterministic detectors always run, an LLM judge optionally."""
     group = group_of(state)
@@ -53,8 +66,8 @@ async def leakage_checker(state: MentorStateBase, runtime: Runtime[MentorContext
     if settings.nodes["leakage_checker"] == "llm" and not verdict.leaked:
         judge = await run_backend("leakage_checker", state, runtime, group, lambda: {"leaked": False, "reason": ""},
                                   lambda out: {"leaked": _verdict(out["leaked"]),
-                                               "reason": str(out.get("reason", ""))})
-        backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks", "prompts")}
+                                               "reason": judge_reason(out.get("reason"))})
+        backend = {k: v for k, v in judge.items() if k in ("backend", "fallbacks", "prompts", "replies")}
         if judge["leaked"]:
             detectors, reason = ["llm_judge"], judge["reason"]
     if not detectors:

@@ -15,9 +15,18 @@ from mentor.runtime.schemas import token_budget, violations
 from mentor.text import invalid_text
 from mentor.types import InputError
 
+MAX_REPLY_CHARS = 8192  # a reply kept in a node record: 2,000 tokens of prose or more, whole; a longer one is cut
+
 
 class LLMOutputError(ValueError):
     """The model's answer is not the JSON object the node needs."""
+
+
+def kept_reply(text: str) -> str:
+    """A model's raw reply as its node record keeps it: its first MAX_REPLY_CHARS characters, the cut said."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    return text[:MAX_REPLY_CHARS] + f"\n[mentor: reply cut to {MAX_REPLY_CHARS} of its {len(text)} characters]"
 
 
 def parse_json(text: str) -> dict[str, Any]:
@@ -80,7 +89,8 @@ def _rejects_response_format(e: Exception) -> bool:
 async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
               chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None,
               timeout_s: float | None = None, schema: dict | None = None, max_tokens: int | None = None,
-              structured: StructuredOutput | None = None, sent: list[str] | None = None) -> dict:
+              structured: StructuredOutput | None = None, sent: list[str] | None = None,
+              replies: list[str] | None = None) -> dict:
     """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
 
     The answer must match `schema` (also the prompt's `{json_schema}` and, while `structured` is on, the constraint
@@ -89,7 +99,8 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
     Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
     the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
     Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted.
-    The prompt as sent (its messages' text) is appended to `sent`, when given, before the first request."""
+    The prompt as sent (its messages' text) is appended to `sent`, when given, before the first request, and each
+    answer's raw text, before it is parsed, to `replies` (`kept_reply`), re-asks included."""
     schema = schema or {"type": "object", "properties": {}}
     structured = structured or StructuredOutput(False)
     max_tokens = max(max_tokens or 0, token_budget(schema))
@@ -121,6 +132,8 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
         if cut_note and sent and cut_note not in sent[-1]:  # the trace's prompt says what the model did not see of it
             sent[-1] += f"\n\n[mentor: {cut_note}]"
         text = answer.content if isinstance(answer.content, str) else str(answer.content)
+        if replies is not None:
+            replies.append(kept_reply(text))
         try:
             out = parse_json(text)
             wrong = violations(out, schema)

@@ -43,7 +43,10 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
     settings = context_of(runtime)
     if settings.nodes[node] == "rules":
         return {**await asyncio.to_thread(rules), "backend": {node: "rules"}}
-    sent: list[str] = []  # the prompt as sent: the trace record keeps it (`prompts`, lifted into the node record)
+    # The prompt as sent and the model's raw replies: the node record keeps them (`prompts` and `replies`, lifted
+    # into it by the runner).
+    sent: list[str] = []
+    replies: list[str] = []
     try:
         llm, lent = settings.llm, lent_resources()
         schema = node_schema(node, get_task(group.task).taxonomy, len(group.attempts))
@@ -52,9 +55,10 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
                         prompts_dir=settings.prompts_dir, parse_retries=llm.parse_retries,
                         limit=lent.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
                         schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
-                        structured=lent.structured or StructuredOutput(llm.structured_output), sent=sent)
-        return {**out, "backend": {node: "llm"}, "prompts": {node: sent[-1]}}
+                        structured=lent.structured or StructuredOutput(llm.structured_output), sent=sent,
+                        replies=replies)
+        return {**out, "backend": {node: "llm"}, "prompts": {node: sent[-1]}, "replies": {node: replies}}
     except Exception as e:  # an unreachable server, a timeout, a 5xx or unusable output
         return {**await asyncio.to_thread(rules), "backend": {node: "rules (llm fallback)"},
                 "fallbacks": [f"{node}: {type(e).__name__}: {str(e)[:300]}"],
-                **({"prompts": {node: sent[-1]}} if sent else {})}
+                **({"prompts": {node: sent[-1]}} if sent else {}), **({"replies": {node: replies}} if replies else {})}

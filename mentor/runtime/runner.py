@@ -144,11 +144,13 @@ class MentorRuntime:
                 t0, node_input = started.pop(event["id"], (time.perf_counter(), None))
                 output = dict(event.get("result") or {})
                 sent = (output.pop("prompts", None) or {}).get(event["name"])  # an llm node's prompt as sent
+                replies = (output.pop("replies", None) or {}).get(event["name"])  # and the model's raw replies
                 nodes.append({"node": event["name"], "latency_s": time.perf_counter() - t0,
                               "backend": output.get("backend", {}).get(event["name"], ""),
                               **encoded(node_view(node_input), outputs, output),
                               "error": event.get("error") and str(event["error"]),
-                              **({"prompt": sent} if isinstance(sent, str) else {})})
+                              **({"prompt": sent} if isinstance(sent, str) else {}),
+                              **({"replies": replies} if isinstance(replies, list) else {})})
                 outputs.append(output)
         result = to_intervention(group, progress.state, nodes)
         # A graph that ends without a hint has withheld it, whatever its last node said: the static-hints graph ends

@@ -33,9 +33,10 @@ def node_schema(node: str, taxonomy: dict[str, str], n_attempts: int) -> dict[st
                                "first_error_step": {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_STEP},
                                                               {"type": "null"}]}},
         "hint_composer": {"hint": text_schema(HINT_CHARS), "tier": {"enum": [1, 2, 3]}},
+        # The reason first, so that a model writes why before its verdict (after it, a small one wrote "false").
         # A verdict written as a word, as unconstrained small models do, still means what it says (leakage_node._verdict).
-        "leakage_checker": {"leaked": {"anyOf": [{"type": "boolean"}, {"enum": ["true", "false", "yes", "no"]}]},
-                            "reason": text_schema(REASON_CHARS)},
+        "leakage_checker": {"reason": text_schema(REASON_CHARS),
+                            "leaked": {"anyOf": [{"type": "boolean"}, {"enum": ["true", "false", "yes", "no"]}]}},
     }[node]
     return {"title": node, "type": "object", "properties": properties, "required": list(properties),
             "additionalProperties": False}

@@ -23,6 +23,8 @@ class MentorStateBase(TypedDict, total=False):
     leaked_drafts: Annotated[list[dict[str, Any]], operator.add]
     hint: str | None                 # the accepted hint, None when withheld (leakage_checker)
     withheld: bool
+    format_only: bool                # the rules composer's draft says nothing but the answer's format (Task.format_only)
     backend: Annotated[dict[str, str], merge]   # node -> backend that produced its output
     fallbacks: Annotated[list[str], operator.add]  # "node: reason" for each llm -> rules fallback
     prompts: Annotated[dict[str, str], merge]   # llm node -> the prompt as sent (its trace record keeps it)
+    replies: Annotated[dict[str, list[str]], merge]  # llm node -> the model's raw replies, re-asks included (the same)

@@ -136,6 +136,11 @@ class Task:
         """A hint at `tier`; `feedback` is the leakage checker's reason when an earlier draft leaked."""
         raise NotImplementedError
 
+    def format_only(self, hint: str) -> bool:
+        """Whether `hint`, as `compose` wrote it, says nothing of its problem but the answer's format: what a task
+        gives when its reference holds nothing problem-specific (counted: `mentor/format_only_hints`)."""
+        return False
+
     def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
         """Task-specific detectors, run on top of the generic ones in `mentor.leakage`."""
         return LeakVerdict(False)

@@ -32,6 +32,7 @@ from mentor.reliance import HintedResponse, mean, reliance_terms
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
+from mentor.summary import summarise
 from mentor.tasks.base import Task, completion_text
 from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
@@ -42,6 +43,7 @@ from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
+SLOW_MENTOR_S = 30.0  # a mentor phase this long gets a progress line on rank 0: a slow `llm` mentor is not a hang
 
 
 def library_columns(row: dict, reference: dict, candidates: list[str]) -> dict[str, str]:
@@ -201,6 +203,11 @@ class GenerationHook:
         work.mentor_s += seconds
         if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
             self.node_errors.report(interventions)
+            if seconds >= SLOW_MENTOR_S:
+                counts = summarise(interventions)
+                logger.warning("mentor: step %d: %d group(s) took %.0f s in the mentor graph (%d hinted, %d llm "
+                               "fallbacks); the step goes on", work.step, len(groups), seconds, counts.hinted,
+                               counts.llm_fallbacks)
         for iv in interventions:  # model-written text: it may not forge the template's turns
             if iv.hint:
                 iv.hint, broken = self.rules.safe_hint(iv.hint)

@@ -20,7 +20,7 @@ def count_intervention(stats: Counter, intervention: Intervention, recovered: bo
     counts = summarise([intervention])
     stats["interventions"] += 1
     stats["recovered"] += recovered
-    for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted"):
+    for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted", "format_only"):
         stats[key] += getattr(counts, key)
     error_class = intervention.diagnosis.error_class
     stats[f"error_class/{error_class}"] += counts.classes[error_class]  # 0 for a failed run: the class is still named
@@ -38,6 +38,7 @@ def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_
         "mentor/withheld": stats["withheld"], "mentor/leaks_blocked": stats["leaks_blocked"],
         "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
         "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
+        "mentor/format_only_hints": stats["format_only"],
         "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
         "mentor/skipped": stats["skipped"], "mentor/special_tokens_neutralised": stats["special_tokens_neutralised"],
         **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},

@@ -1,5 +1,7 @@
 """The math task's hint drafts by tier: the concept (tier 1), the solution's first step (tier 2), its leading steps
-(tier 3). Tiers 2 and 3 need a worked `solution` in the reference; without one every draft is the concept hint."""
+(tier 3). Tiers 2 and 3 need a worked `solution` in the reference; without one every draft is the concept hint, and
+without a concept (no `concepts`, no solution to infer one from) the format-only hint: advice written for another
+kind of problem misleads more than it helps."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 from typing import Any
 
 from mentor.mathtext.steps import split_steps, word_list
-from mentor.types import Diagnosis
+from mentor.types import Diagnosis, listed
 
 CONCEPTS = [  # (pattern in the reference solution, concept hint)
     (r"x_\(n\+1\)|a_\(n\+1\)|recurren|recursi", "Set up a recurrence: express the count (or term) for size n+1 in terms of smaller sizes."),
@@ -25,6 +27,8 @@ CONCEPTS = [  # (pattern in the reference solution, concept hint)
     (r"substitut|\bLet [a-z]=", "Introduce a substitution that simplifies the expression."),
 ]
 _FORMAT_CLASSES = {"no_answer", "format_error", "truncated"}
+FORMAT_HINT = "Finish with one final answer written as \\boxed{...}."
+FORMAT_HINT_TRUNCATED = "Finish with one final answer written as \\boxed{...}, and keep the working short so it fits."
 
 
 def hint_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int, tier3_fraction: float) -> list[str]:
@@ -32,9 +36,9 @@ def hint_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int, tier
     steps = split_steps(reference.get("solution") or "")
     lead = ""
     if diagnosis.error_class in _FORMAT_CLASSES:
-        lead = ("Finish with one final answer written as \\boxed{...}"
-                + (", and keep the working short so it fits." if diagnosis.error_class == "truncated" else ".") + " ")
+        lead = format_hint(diagnosis) + " "
     concept = concept_hint(reference)
+    intro = lead + (f"{concept} " if concept else "")
     out = []
     if tier >= 3 and steps:
         for k in range(tier3_steps(steps, diagnosis, tier3_fraction), 0, -1):
@@ -42,11 +46,16 @@ def hint_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int, tier
             out.append(f"{lead}A correct solution starts like this: {shown} Continue from there.")
     if tier >= 2 and steps:
         first = re.split(r"(?<=[.;])\s", steps[0])[0]
-        out.append(f"{lead}{concept} Start like this: {first}")
+        out.append(f"{intro}Start like this: {first}")
         masked = re.sub(r"\d+(?:\.\d+)?", "…", first)
-        out.append(f"{lead}{concept} Start like this: {masked}")
-    out.append(f"{lead}{concept}")
+        out.append(f"{intro}Start like this: {masked}")
+    out.append(f"{lead}{concept}" if concept else format_hint(diagnosis))  # nothing specific: the format alone
     return out
+
+
+def format_hint(diagnosis: Diagnosis) -> str:
+    """The format-only hint, which fits every problem: one boxed final answer (and short working after a cut)."""
+    return FORMAT_HINT_TRUNCATED if diagnosis.error_class == "truncated" else FORMAT_HINT
 
 
 def tier3_steps(steps: list[str], diagnosis: Diagnosis, tier3_fraction: float) -> int:
@@ -64,15 +73,14 @@ def tier3_steps(steps: list[str], diagnosis: Diagnosis, tier3_fraction: float) -
     return max(k, 1 if len(steps) > 1 else 0)
 
 
-def concept_hint(reference: dict[str, Any]) -> str:
-    """The tier-1 hint: the problem's concept when the reference lists one, else one inferred from
-    keywords of the solution, else a generic prompt to find the structure."""
-    concepts = [c for c in reference.get("concepts") or [] if isinstance(c, str) and c.strip()]
+def concept_hint(reference: dict[str, Any]) -> str | None:
+    """The tier-1 hint: the problem's concept when the reference lists one (`concepts`: a list of statements, or
+    one), else one inferred from keywords of the solution; None when neither says anything of this problem."""
+    concepts = [c for c in listed(reference.get("concepts")) if isinstance(c, str) and c.strip()]
     if concepts:
         return f"Key idea: {concepts[0].strip()}"
     solution = reference.get("solution") or ""
     for pattern, text in CONCEPTS:
         if re.search(pattern, solution, re.I):
             return text
-    return ("Name the quantities the problem asks about and find a relation between them before "
-            "computing anything.")
+    return None

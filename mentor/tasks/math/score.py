@@ -13,6 +13,7 @@ from mentor.mathtext.value import at_points, close_enough, expression_value
 from mentor.mathtext.verify import mv_equal, mv_parse
 from mentor.tasks.base import completion_text, usable
 from mentor.tasks.math.extract import answer_and_extraction
+from mentor.types import listed
 
 MAX_COMPLETION_CHARS = 6000  # scored from the end: the answer is there, and math-verify's cost stays bounded
 _STOP = STOP_WORDS | {"text", "mathrm", "textbf", "final", "answer"}  # and the words of a boxed answer's markup
@@ -83,7 +84,7 @@ def score_answer(completion: str, reference: dict[str, Any]) -> float:
     if not usable(reference.get("answer")):
         return 0.0
     text = completion_text(completion)[-MAX_COMPLETION_CHARS:]
-    forms = [str(reference["answer"])] + [str(a) for a in reference.get("answer_aliases") or [] if usable(a)]
+    forms = [str(reference["answer"])] + [str(a) for a in listed(reference.get("answer_aliases")) if usable(a)]
     got, how = answer_and_extraction(text)
     if got is None:
         return 0.0

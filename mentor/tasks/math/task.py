@@ -9,7 +9,7 @@ from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
 from mentor.tasks.base import Task
 from mentor.tasks.math.feedback import verifier_feedback
-from mentor.tasks.math.hints import concept_hint, hint_drafts
+from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED, concept_hint, format_hint, hint_drafts
 from mentor.tasks.math.score import score_answer
 from mentor.tasks.math.taxonomy import TAXONOMY
 from mentor.types import Attempt, Diagnosis, FailedGroup
@@ -19,8 +19,9 @@ class MathTask(Task):
     """Competition-style math with a final answer and, optionally, a worked solution.
 
     Reference: `answer` (required; LaTeX, plain text such as `2^(n-1)`, a number, or words such as `No`),
-    `solution` (optional worked solution, one step per line), and, when present, `answer_aliases` (other
-    accepted forms) and `concepts` (concept statements used for tier-1 hints).
+    and, when present, `solution` (a worked solution, one step per line), `answer_aliases` (other accepted
+    forms) and `concepts` (concept statements; the first is the tier-1 hint). Without a concept, from `concepts`
+    or the solution's keywords, a tier-1 hint is format-only (`format_only`).
 
     Args:
         tier3_fraction: most of the solution's words a tier-3 hint may show (default 0.4; the leakage
@@ -98,7 +99,11 @@ class MathTask(Task):
         hint = next(passing, None)
         if feedback:
             hint = next(passing, hint)
-        return hint if hint is not None else "Re-read the problem and set up the quantities it asks about before computing."
+        return hint if hint is not None else format_hint(diagnosis)  # every draft leaked: the format alone
+
+    def format_only(self, hint: str) -> bool:
+        """Whether `hint` is the format-only hint, given when the reference says nothing of this problem."""
+        return hint in (FORMAT_HINT, FORMAT_HINT_TRUNCATED)
 
     def drafts(self, reference: dict[str, Any], diagnosis: Diagnosis, tier: int) -> list[str]:
         """Candidate hints, most helpful first; `compose` keeps the first that does not leak."""

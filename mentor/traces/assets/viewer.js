@@ -618,6 +618,7 @@
           h('span', { class: 'latency', text: ms(nd.latency_s) }), h('span', { class: 'badge backend', text: nd.backend || '?' })),
         nd.error ? h('div', { class: 'errorbox', text: nd.error }) : null,
         typeof nd.prompt === 'string' ? lazyText('prompt sent', nd.prompt) : null,
+        replies(nd),
         lazyJson('input', io[i].input), lazyJson('output', io[i].output));
     })));
     if ((r.fallbacks || []).length) {
@@ -668,9 +669,17 @@
     return det;
   }
 
-  function lazyText(label, text) {
-    var pre = h('pre', { class: 'prompt-sent' });
-    var det = h('details', { class: 'prompt' }, h('summary', { text: label }), pre);
+  // An llm node's raw replies, before parsing, re-asks included (a record of an earlier version has none).
+  function replies(nd) {
+    var list = (Array.isArray(nd.replies) ? nd.replies : []).filter(function (t) { return typeof t === 'string'; });
+    return list.map(function (text, i) {
+      return lazyText(list.length > 1 ? 'reply ' + (i + 1) + ' of ' + list.length : 'reply received', text, 'reply');
+    });
+  }
+
+  function lazyText(label, text, kind) {  // kind: 'prompt' (default: the prompt as sent) or 'reply'
+    var pre = h('pre', { class: kind === 'reply' ? 'reply-text' : 'prompt-sent' });
+    var det = h('details', { class: kind || 'prompt' }, h('summary', { text: label }), pre);
     det.addEventListener('toggle', function () { if (det.open) pre.textContent = text; });
     return det;
   }
