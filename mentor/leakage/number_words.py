@@ -16,6 +16,7 @@ _FRACS = {"half": 2, "halves": 2, "third": 3, "thirds": 3, "quarter": 4, "quarte
           **{w + s: d for d, w in enumerate("fifth sixth seventh eighth ninth tenth".split(), start=5) for s in ("", "s")}}
 _TOKEN = re.compile(r"(?<![\d.])\d{1,15}(?:\.\d{1,15})?(?!\d|\.\d)|[a-z]+")  # longer digit runs are literals, never scaled
 _MULTIPLIERS = {**_SCALES, **_PLACES}
+MAX_DIGITS = 1000  # digits read one by one, at most (as `mentor.leakage.literals.MAX_DIGITS`)
 
 
 def _is_numeral(w: str) -> bool:
@@ -76,7 +77,7 @@ def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
             end = we
             j += 1
         value = Fraction(total + cur)
-        if units_only and len(digits) > 1 and "x" not in digits:
+        if units_only and 1 < len(digits) <= MAX_DIGITS and "x" not in digits:
             value = Fraction(int(digits))  # "five seven nine": digits read one by one
         if j < len(words) and words[j][0] in _FRACS and re.fullmatch(r"[\s-]*", text[end:words[j][1]]):
             value, end = value / _FRACS[words[j][0]], words[j][2]
