@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from mentor.mathtext.ascii import compact, to_ascii_math
 from mentor.mathtext.cost import MAX_EXPR_CHARS
-from mentor.mathtext.forms import answer_body, answer_parts, answer_values, is_tuple
+from mentor.mathtext.forms import answer_body, answer_parts, answer_values, is_tuple, unnamed
 from mentor.mathtext.steps import word_list
 from mentor.mathtext.value import MATH_FN, POINTS, at_points, expression_value, variables
 
@@ -76,9 +76,12 @@ def analyse_answer(answer: str) -> Answer:
     words = re.findall(r"[a-z]+", raw.lower())
     symbols = variables(raw)
     if symbols and len(raw) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]|" + MATH_FN, raw) or len(raw) == 1):
-        samples = at_points(raw, symbols)
-        if samples is not None or re.search(r"[\d^/*()+=]", raw) and len([w for w in words if len(w) > 1]) <= 2:
-            return Answer(text, symbolic=raw, symbols=symbols, samples=samples, short=len(compact(raw)) == 1)
+        expr = unnamed(raw)  # `y = 2x + 1`: the expression is compared, its name is not
+        samples = at_points(expr, variables(expr) or frozenset())
+        if samples is not None:
+            return Answer(text, symbolic=expr, symbols=variables(expr), samples=samples, short=len(compact(expr)) == 1)
+        if re.search(r"[\d^/*()+=]", raw) and len([w for w in words if len(w) > 1]) <= 2:
+            return Answer(text, symbolic=raw, symbols=symbols, short=len(compact(raw)) == 1)
     if re.search(r"\\[A-Za-z]", raw):  # LaTeX left over (matrices, `\\cup`): math, not words
         return Answer(text)
     if [w for w in words if w not in STOP_WORDS]:

@@ -107,16 +107,21 @@ def is_tuple(body: str) -> bool:
     return bracketed and len(_split(body[1:-1])[0]) > 1
 
 
+def unnamed(body: str) -> str:
+    """`body` without the names before its value (`x = 3` -> `3`, `y = 2x+1` -> `2x+1`, `f(x)=0` -> `0`)."""
+    return _NAME.sub("", body) or body
+
+
 def answer_values(body: str) -> tuple[tuple[Fraction, ...], bool] | None:
     """(exact values, whether the answer is one percentage) of an answer's ASCII `body` (`answer_body`): one value,
     or one per part (`376 and 625`, `x=6, y=5`, `x=±1, ±2`, `f(x)=0 or f(x)=1`); a percentage's value is its
     fraction (`25%`: 1/4). None when a part is not a number."""
-    whole = expression_value(_NAME.sub("", body).replace("±", ""))
+    whole = expression_value(unnamed(body).replace("±", ""))
     if whole is not None:
         return ((whole, -whole) if "±" in body else (whole,)), body.endswith("%")
     values: list[Fraction] = []
     for part in answer_parts(body):
-        v = expression_value(_NAME.sub("", part).replace("±", "").strip())
+        v = expression_value(unnamed(part).replace("±", "").strip())
         if v is None:
             return None
         values += [v, -v] if "±" in part else [v]

@@ -10,7 +10,15 @@ from typing import Any
 from mentor.mathtext.answer import STOP_WORDS, YES_NO, Answer, analyse_answer, stems
 from mentor.mathtext.ascii import compact
 from mentor.mathtext.cost import expression_cost, safe_expression
-from mentor.mathtext.forms import HEDGE_WORDS, answer_body, answer_parts, answer_values, is_tuple, lists_options
+from mentor.mathtext.forms import (
+    HEDGE_WORDS,
+    answer_body,
+    answer_parts,
+    answer_values,
+    is_tuple,
+    lists_options,
+    unnamed,
+)
 from mentor.mathtext.steps import word_list
 from mentor.mathtext.value import at_points, close_enough, expression_value
 from mentor.mathtext.verify import mv_equal, mv_parse
@@ -106,7 +114,7 @@ def _fast_equal(got: str, answer: str) -> bool | None:
         same = set(values) == set(ans.values)  # in any order; a value repeated in the answer may be given once
         return same and (sorted(values) == sorted(ans.values) or len(values) == len(set(ans.values)))
     if ans.samples is not None:
-        got_vals = at_points(g, ans.symbols)
+        got_vals = at_points(unnamed(g), ans.symbols)
         return None if got_vals is None else all(close_enough(x, y) for x, y in zip(ans.samples, got_vals))
     if ans.symbolic and compact(g) == compact(ans.symbolic):
         return True
