@@ -103,7 +103,7 @@ def elements(body: str) -> int:
 def is_tuple(body: str) -> bool:
     """Whether an answer's ASCII `body` is one bracketed group of several items: a point, a tuple or an interval,
     where order and brackets matter."""
-    parts, bracketed = _split(body)
+    bracketed = _split(body)[1]
     return bracketed and len(_split(body[1:-1])[0]) > 1
 
 
