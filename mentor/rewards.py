@@ -34,7 +34,10 @@ def arithmetic_reward(completions: list[Any], answer: list[str], **kwargs: Any) 
 
 
 def math_reward(completions: list[Any], answer: list[Any], **kwargs: Any) -> list[float | None]:
-    """1.0 per completion whose final answer equals the `answer` column, else 0.0."""
+    r"""1.0 per completion whose final answer equals the `answer` column, else 0.0. MATH's and GSM8K's forms are read
+    as their value (`\$18.90`, `25\%`, `20\text{ cm}`, `42^\circ`, `1,200`, `10{,}080`, `2\frac{1}{2}`, `9\pi`);
+    a hedge scores 0 (`\text{Yes or No}`, `200, 1` for `1,200`). Other languages, Roman numerals and other bases are
+    not read. docs/leakage.md, "Answer forms", lists them, and where TRL's accuracy_reward scores otherwise."""
     return log_no_reference(get_task("math").reward(completions, answer=answer, **kwargs), kwargs.get("log_metric"))
 
 

@@ -112,6 +112,8 @@ CLEAN = [  # (hint, answer): other numbers of the problem, or the answer's digit
     ("Use induction on n with n(n+1)/2.", "n(n-3)/2"),
     ("Let x_n, y_n be counts; find x_(n+1) in terms of x_n.", "n(n-3)/2"),
     ("Think about parity; no two are equal.", "No"),
+    ("Decide whether the sum is even or odd.", "\\text{even}"),  # an option listed, not the answer stated
+    ("Monday is the first day of the week we count.", "\\text{Monday}"),
     ("There is no need to compute every case.", "Yes"),
     ("There are 57 cases and 90 subcases.", "579"),
     ("The number 1579 is not relevant, nor 5790.", "579"),

@@ -15,8 +15,10 @@ import time
 import pytest
 
 from mentor.leakage import check_leak
+from mentor.leakage.number_words import word_numbers
 from mentor.mathtext.ascii import to_ascii_math
 from mentor.mathtext.cost import expression_cost
+from mentor.mathtext.forms import answer_body, lists_options
 from mentor.mathtext.steps import split_steps
 from mentor.runtime.llm import LLMOutputError, parse_json
 from mentor.tasks import get_task
@@ -34,7 +36,8 @@ HINT_RUN = 3_900  # in a hint: the leakage checker flags a longer one `hint_too_
 GUARD_S = 4.0  # a hang guard, far above what a linear pattern needs on RUN characters (SCALE x it on SCALE x RUN)
 
 RUNS = [" ", "\t", "\n", " \n", "\r\n", ".", ",", ";", "$", "{", "}", "(", "()", "`", "```\n", "-", "=", "1,", "1 ",
-        "2^", "1+", "\\boxed{", "<think>", "answer is ", "#", "x=", "*", "n-1", "\\frac{", "(n", "three "]
+        "2^", "1+", "\\boxed{", "<think>", "answer is ", "#", "x=", "*", "n-1", "\\frac{", "(n", "three ",
+        "\\text{ cm}", "5 hundreds, ", " or "]  # the last three: answer forms (mentor.mathtext.forms, number words)
 AROUND = [("The answer is 5", "x"), ("x\n", "y"), ("\\boxed{", "}"), ("```python\n", "")]
 
 MATH_REF = {"answer": "4", "solution": "Let x = 2.\nThen 2*2 = 4, so the answer is 4."}
@@ -65,6 +68,9 @@ FUNCTIONS = {  # name -> a call on model text
     "arithmetic_slips": arithmetic_slips,
     "expression_cost": expression_cost,
     "to_ascii_math": to_ascii_math,
+    "answer_body": answer_body,
+    "lists_options": lambda t: lists_options(t, "\\$1,200"),
+    "word_numbers": word_numbers,
     "split_steps": split_steps,
     "arithmetic.score": lambda t: ARITH.score(t, ARITH_REF),
     "arithmetic.feedback": lambda t: ARITH.feedback(t, ARITH_REF),

@@ -187,6 +187,24 @@ def test_analyse_is_grounded(champ, task):
     assert step == 5
 
 
+_LATER_STEPS = ("\nThe store gives a discount only to those who buy ten or more pens at once, and she buys fewer than ten."
+                "\nSo no discount applies to her purchase and she pays the full price that we found in the step before.")
+
+
+@pytest.mark.parametrize("answer,first_step,stated", [
+    ("\\$42", "Six pens cost $6 \\cdot \\$7 = \\$42$ before any discount.", "42"),
+    ("9\\pi", "The area is $\\pi r^2 = \\pi \\cdot 3^2 = 9\\pi$ square units.", "9\\pi"),
+    ("42", "Six pens cost $6 \\cdot 7 = 42$ before any discount.", "42"),
+])
+def test_the_rules_hint_does_not_state_a_dollar_or_constant_answer(task, answer, first_step, stated):
+    """The tier-3 draft that shows the first step states the answer; as for the plain 42, the composer steps down to
+    the masked first step."""
+    ref = {"answer": answer, "solution": first_step + _LATER_STEPS}
+    attempts = [Attempt("\\boxed{17}", 0.0, task.feedback("\\boxed{17}", ref))]
+    hint = task.compose(FailedGroup("p", "math", "How much?", ref, attempts, []), Diagnosis("wrong_method"), 3, None)
+    assert stated not in hint and "Start like this: " in hint and "…" in hint, hint
+
+
 def test_compose_all_tiers_never_leak_on_champ(champ, task):
     real_tier3 = 0
     for row in champ:

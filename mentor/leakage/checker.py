@@ -48,6 +48,7 @@ def _answer_hits(t: str, ans: Answer, operands: set[Fraction], problem: str, pro
     found: dict[str, str] = {}
     if ans.values or ans.approx is not None:
         targets = set(ans.values) | {-v for v in ans.values if v.denominator == 1 and abs(v) >= 10}
+        targets |= {v * 100 for v in ans.values} if ans.percent else set()  # `25` for 25%, as the reward pays
         hits = literals(t) + [Hit(v, s, e, "answer_words", t[s:e]) for v, s, e in word_numbers(t)]
         hits += expressions(t, operands)
         for h in hits:
@@ -76,16 +77,23 @@ def _answer_hits(t: str, ans: Answer, operands: set[Fraction], problem: str, pro
             found["answer_verbatim"] = f"the hint contains the answer {ans.text} as written"
     if ans.phrase:
         words = " ".join(stems(t))
-        first = ans.phrase.split()[0]
-        if first in YES_NO and len(ans.phrase.split()) <= 2:
-            for m in re.finditer(rf"\b{first}\b", t, re.I):
-                if answer_context(t, m.start(), m.end()):
+        content = [w for w in ans.phrase.split() if w not in STOP_WORDS]
+        word = ans.phrase.split()[0] if ans.phrase.split()[0] in YES_NO and len(ans.phrase.split()) <= 2 else \
+            content[0] if len(set(content)) == 1 else None  # one word: `no`, `Monday`, `even`
+        if word:
+            for m in re.finditer(rf"\b{re.escape(word)}s?\b", t, re.I):
+                if answer_context(t, m.start(), m.end()) and not _an_option(t, m.start(), m.end()):
                     found["answer_text"] = f"the hint states the answer '{ans.text}'"
                     break
         elif len([w for w in ans.phrase.split() if w not in STOP_WORDS and w not in UNIT_WORDS]) >= 2 \
                 and f" {ans.phrase} " in f" {words} ":
             found["answer_text"] = f"the hint quotes the answer '{ans.text}'"
     return found
+
+
+def _an_option(t: str, start: int, end: int) -> bool:
+    """Whether the word at t[start:end] is one of options the hint lists (`even or odd`, `yes or no`), not stated."""
+    return t[end:end + 4].lower() == " or " or t[max(0, start - 4):start].lower() == " or "
 
 
 @lru_cache(maxsize=1024)

@@ -15,7 +15,7 @@ from mentor.mathtext.verify import mv_equal, mv_parse, numeric_screen
 MAX_MV_CANDIDATES = 6  # math-verify comparisons per hint at most
 
 
-_RUN = re.compile(r"(?:(?:sqrt|floor|ceil|binom)(?=\s*\()|C(?=\()|%s|(?<![A-Za-z])[A-Za-z](?![A-Za-z])"
+_RUN = re.compile(r"(?:(?:sqrt|floor|ceil|binom)(?=\s*\()|C(?=\()|%s|(?<![A-Za-z])(?:[A-Za-z]|pi|oo)(?![A-Za-z])"
                   r"|[\d_^*/+\-()!%%]|\.(?=\d)|,(?!\s)|[ \t])+" % MATH_FN)
 
 

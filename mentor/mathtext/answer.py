@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from mentor.mathtext.ascii import compact, to_ascii_math
 from mentor.mathtext.cost import MAX_EXPR_CHARS
+from mentor.mathtext.forms import answer_body, answer_parts, answer_values, is_tuple, unnamed
 from mentor.mathtext.steps import word_list
 from mentor.mathtext.value import MATH_FN, POINTS, at_points, expression_value, variables
 
@@ -23,10 +24,12 @@ class Answer:
 
     Attributes:
         text: the answer as given.
-        values: exact values of the answer (one per part for multi-part answers).
-        approx: float value of a numeric but irrational answer (`sqrt(2)`), else None.
-        short: the short-answer rule applies (every value a single-digit integer, or a single letter).
-        symbolic: ASCII form of a symbolic or irrational answer (`2^(n-1)`, `sqrt(3)/3`), else None.
+        values: exact values of the answer (one per part for multi-part answers); a percentage's is its fraction.
+        percent: the answer is one percentage (`25%`): its number (25) is paid and leaks too.
+        ordered: the answer is a point, tuple or interval (`(0,1]`): its values are its items, in order.
+        approx: float value of a numeric but irrational answer (`sqrt(2)`, `9pi`), else None.
+        short: the short-answer rule applies (every value a single-digit integer, or a single letter or constant).
+        symbolic: ASCII form of a symbolic or irrational answer (`2^(n-1)`, `sqrt(3)/3`, `oo`), else None.
         symbols: variable names of the symbolic answer.
         samples: values of the symbolic answer at fixed points (`POINTS`), None if not computable here.
         phrase: normalised words of a non-numeric answer (`no integer solutions`), else None.
@@ -34,6 +37,8 @@ class Answer:
 
     text: str
     values: tuple[Fraction, ...] = ()
+    percent: bool = False
+    ordered: bool = False
     approx: float | None = None
     short: bool = False
     symbolic: str | None = None
@@ -42,36 +47,45 @@ class Answer:
     phrase: str | None = None
 
 
+def _short(values: tuple[Fraction, ...]) -> bool:
+    return all(x.denominator == 1 and abs(x) < 10 for x in values)
+
+
 @lru_cache(maxsize=4096)
 def analyse_answer(answer: str) -> Answer:
-    """Parse `answer` once (cached): its numeric values, symbolic form or words."""
+    """Parse `answer` once (cached): its numeric values, symbolic form or words (`mentor.mathtext.forms` reads the
+    written forms: units, currency, separators, parts)."""
     text = str(answer).strip()
-    body = to_ascii_math(re.sub(r"^\\boxed\s*\{(.*)\}$", r"\1", text)).strip().rstrip(".")
-    v = expression_value(body.replace("±", ""))
-    if v is not None:
-        return Answer(text, (v, -v) if "±" in body else (v,), short=v.denominator == 1 and abs(v) < 10)
-    parts = [p for p in re.split(r",\s*|;\s*|\s+(?:and|or)\s+", body) if p.strip()]
-    vals = []
-    for p in parts:  # "376 and 625", "x=6, y=5", "x=±1, ±2", "x=y=0", "f(x)=0 or f(x)=1"
-        unnamed = re.sub(r"^\s*\(?\s*(?:[A-Za-z]\w*(?:\([^()]*\))?\s*=\s*)+", "", p)  # `x=` and `f(x)=` dropped
-        pv = expression_value(unnamed.replace("±", "").strip(" ()"))
-        if pv is None:
-            break
-        vals += [pv, -pv] if "±" in p else [pv]
-    else:
-        if vals:
-            return Answer(text, tuple(vals), short=all(x.denominator == 1 and abs(x) < 10 for x in vals))
+    body = answer_body(text)  # the value's text: units, currency, separators read
+    raw = to_ascii_math(re.sub(r"^\\boxed\s*\{(.*)\}$", r"\1", text)).strip().rstrip(".")  # the words' text
+    read = answer_values(body)
+    if read is not None:  # "42", "$1,200", "25%", "376 and 625", "x=6, y=5", "x=±1, ±2", "f(x)=0 or f(x)=1"
+        values, percent = read
+        return Answer(text, values, percent=percent, short=_short(values))
+    parts = answer_parts(body)
+    if any(is_tuple(p) for p in parts):  # "(0,1]", "(2, 3)", "(x=8, y=2), (x=2, y=8)": items in order
+        items = [answer_values(p[1:-1] if is_tuple(p) else p) for p in parts]
+        values = tuple(v for item in items if item for v in item[0]) if None not in items else ()
+        return Answer(text, values, ordered=True, short=bool(values) and _short(values))
     approx = expression_value(body, allow_float=True)
-    if approx is not None:  # irrational number: sqrt(3)/3
-        return Answer(text, approx=float(approx), symbolic=body, samples=(approx,) * len(POINTS))
-    words = re.findall(r"[a-z]+", body.lower())
-    symbols = variables(body)
-    if symbols and len(body) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]|" + MATH_FN, body) or len(body) == 1):
-        samples = at_points(body, symbols)
-        if samples is not None or re.search(r"[\d^/*()+=]", body) and len([w for w in words if len(w) > 1]) <= 2:
-            return Answer(text, symbolic=body, symbols=symbols, samples=samples, short=len(compact(body)) == 1)
+    constant = len(re.sub(r"pi|oo", "c", compact(body)).lstrip("-")) == 1  # `pi`, `oo`, `-oo`, a letter
+    if approx is not None:  # irrational number: sqrt(3)/3, 9pi
+        return Answer(text, approx=float(approx), symbolic=body, samples=(approx,) * len(POINTS), short=constant)
+    if re.fullmatch(r"[-+]?\s*oo", body):  # infinity: math-verify compares it
+        return Answer(text, symbolic=body, short=True)
+    words = re.findall(r"[a-z]+", raw.lower())
+    symbols = variables(raw)
+    if symbols and len(raw) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]|" + MATH_FN, raw) or len(raw) == 1):
+        expr = unnamed(raw)  # `y = 2x + 1`: the expression is compared, its name is not
+        samples = at_points(expr, variables(expr) or frozenset())
+        if samples is not None:
+            return Answer(text, symbolic=expr, symbols=variables(expr), samples=samples, short=len(compact(expr)) == 1)
+        if re.search(r"[\d^/*()+=]", raw) and len([w for w in words if len(w) > 1]) <= 2:
+            return Answer(text, symbolic=raw, symbols=symbols, short=len(compact(raw)) == 1)
+    if re.search(r"\\[A-Za-z]", raw):  # LaTeX left over (matrices, `\\cup`): math, not words
+        return Answer(text)
     if [w for w in words if w not in STOP_WORDS]:
-        return Answer(text, phrase=" ".join(stems(body)))
+        return Answer(text, phrase=" ".join(stems(raw)))
     return Answer(text)
 
 

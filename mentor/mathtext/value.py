@@ -1,6 +1,6 @@
 r"""Exact values of short expressions, without sympy, and of expressions at fixed points.
 
-The grammar: numbers, + - * / ^ ( ) ! %, C(a,b), sqrt, floor, ceil, sin, cos, tan, log, ln, exp (`\sin^2 x`,
+The grammar: numbers, pi, + - * / ^ ( ) ! %, C(a,b), sqrt, floor, ceil, sin, cos, tan, log, ln, exp (`\sin^2 x`,
 `\log_2 8`), single-letter variables bound by `env`, implicit multiplication (`2n`, `n(n-3)`, `xy`). Exponents and
 factorials are capped, so that no value grows without bound.
 """
@@ -17,8 +17,8 @@ from mentor.mathtext.numerals import numeral_value
 FUNCTION_NAMES = "sin|cos|tan|log|ln|exp"
 # `\sin` anywhere; a bare `sin` only when applied, so that words are not read as functions
 MATH_FN = rf"(?:\\(?:{FUNCTION_NAMES})(?![A-Za-z])|(?:{FUNCTION_NAMES})(?=\s*[(^_]))"
-_TOK = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(C|binom|sqrt|floor|ceil)\s*\(|(%s)|([A-Za-z])|(\*\*|[-+*/^()!,%%_]))"
-                  % MATH_FN)
+_TOK = re.compile(r"\s*(?:(\d+\.?\d*|\.\d+)|(C|binom|sqrt|floor|ceil)\s*\(|(%s)|(pi(?![A-Za-z]))|([A-Za-z])"
+                  r"|(\*\*|[-+*/^()!,%%_]))" % MATH_FN)
 _FUNCS = ("C", "binom", "sqrt", "floor", "ceil")
 _MATH = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "exp": math.exp}
 MAX_EXPONENT = 10_000
@@ -75,11 +75,13 @@ def _tokens(expr: str, env: dict[str, Number] | None) -> list[tuple[str, Any]]:
         elif m.group(3):
             tok = ("g", m.group(3).lstrip("\\"))
         elif m.group(4):
-            if env is None or m.group(4) not in env:
+            tok = ("n", math.pi)  # irrational: kept only when expression_value(allow_float=True)
+        elif m.group(5):
+            if env is None or m.group(5) not in env:
                 raise ValueError("unbound letter")
-            tok = ("n", env[m.group(4)])
+            tok = ("n", env[m.group(5)])
         else:
-            tok = ("o", "^" if m.group(5) == "**" else m.group(5))
+            tok = ("o", "^" if m.group(6) == "**" else m.group(6))
         if toks and (toks[-1][0] == "n" or toks[-1] in (("o", ")"), ("o", "!"))) and (tok[0] in "nfg" or tok == ("o", "(")):
             toks.append(("i", "*"))  # implicit product, marked: `\sin 2x` takes 2x as its argument
         toks.append(tok)
@@ -220,9 +222,9 @@ def expression_value(expr: str, env: dict[str, Number] | None = None, allow_floa
 
 
 def variables(expr: str) -> frozenset[str] | None:
-    """Single-letter variables of an ASCII expression (function names excluded); None if it has other words
-    or subscripts (`x_n`)."""
-    expr = re.sub(MATH_FN + r"\s*_?", " ", expr)  # function names, and the `_` of a log base (`\log_2 x`)
+    """Single-letter variables of an ASCII expression (function names and the constants `pi` and `oo` excluded);
+    None if it has other words or subscripts (`x_n`)."""
+    expr = re.sub(MATH_FN + r"\s*_?|(?<![A-Za-z])(?:pi|oo)(?![A-Za-z])", " ", expr)  # function names, and the `_` of a log base (`\log_2 x`)
     if "_" in expr:
         return None
     names = re.sub(r"\b(?:%s)\s*\(" % "|".join(_FUNCS), "(", expr)

@@ -7,8 +7,13 @@ the last number. It is compared with the reference `answer` (and `answer_aliases
    `No integer solutions`); this is fast and also right on CHAMP's plain-text answers (`2^(n-1)`,
    `sqrt(3)/3`), which math-verify's LaTeX parser reads differently;
 2. else, for boxed answers, TRL's own `trl.rewards.accuracy_reward` (math-verify), our `answer` passed as
-   its gold `solution` column;
+   its gold `solution` column, whose verdict stands (aliases aside);
 3. else math-verify's parse/verify on the extracted answer.
+The answer's written forms are read the same way on both sides (`mentor.mathtext.forms`): currency, units, degree
+marks, percent and thousands separators (`\$1,200` = `1200`, `25\%` = `25` = `0.25`), text by its words (one word
+exactly), tuples and intervals by items in order. A hedge is never equal: a word of choice (`or`, `either`) or a `±`
+the answer lacks, or more items than it has (`\text{Yes or No}`, the seven weekdays for `Monday`). Not read: other
+languages, Roman numerals, other bases, unit conversions (docs/leakage.md, "Answer forms").
 Expressions that could stall sympy (exponent towers, huge factorials, powers and binomials: see
 `mentor.mathtext.cost.expression_cost`) score 0 without reaching it, in any thread; feedback marks them
 `answer_too_costly`. A row whose `answer` is None, NaN or blank scores 0, and `mentor.rewards.math_reward` gives it None.

@@ -44,6 +44,13 @@ def _clean(ans: str) -> str:
     return ans.strip().rstrip(".").strip()
 
 
+def stated_answers(text: str, limit: int = 6) -> list[str]:
+    r"""Answers `text` states outright, at most `limit`: each `\boxed{}`, `#### x` and "the answer is x", in that order
+    (the last number is no statement)."""
+    found = boxed_contents(text) + [_clean(a)[:200] for pattern in (_HASH, _PHRASE) for a in pattern.findall(text)]
+    return [a for a in found if a][:limit]
+
+
 def answer_and_extraction(completion: str) -> tuple[str | None, str | None]:
     r"""(final answer, how it was found) of a completion: the last `\boxed{}` ("boxed"), else `#### x`
     ("hash"), else "the answer is x" ("phrase"), else the last number ("last_number"); (None, None)."""

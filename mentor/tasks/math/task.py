@@ -8,11 +8,12 @@ from typing import Any
 from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
 from mentor.tasks.base import Task
+from mentor.tasks.math.extract import stated_answers
 from mentor.tasks.math.feedback import verifier_feedback
 from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED, concept_hint, format_hint, hint_drafts
 from mentor.tasks.math.score import score_answer
 from mentor.tasks.math.taxonomy import TAXONOMY
-from mentor.types import Attempt, Diagnosis, FailedGroup
+from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
 
 
 class MathTask(Task):
@@ -104,6 +105,15 @@ class MathTask(Task):
     def format_only(self, hint: str) -> bool:
         """Whether `hint` is the format-only hint, given when the reference says nothing of this problem."""
         return hint in (FORMAT_HINT, FORMAT_HINT_TRUNCATED)
+
+    def leak_check(self, hint: str, reference: dict[str, Any]) -> LeakVerdict:
+        r"""`answer_paid`: the hint states (boxed, `#### x` or "the answer is x") an answer this task's reward pays, in
+        whatever form: the net under the generic detectors for forms they do not read (a matrix with `0.5` for
+        `\frac{1}{2}`, an interval)."""
+        for stated in stated_answers(hint):
+            if score_answer(f"\\boxed{{{stated}}}", reference) == 1.0:
+                return LeakVerdict(True, ["answer_paid"], f"the hint states '{stated[:80]}', which the reward pays")
+        return LeakVerdict(False)
 
     def drafts(self, reference: dict[str, Any], diagnosis: Diagnosis, tier: int) -> list[str]:
         """Candidate hints, most helpful first; `compose` keeps the first that does not leak."""
