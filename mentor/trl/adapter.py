@@ -38,13 +38,13 @@ def trainer_kind(trainer) -> str:
     for name in SUPPORTED_TRAINERS:
         if isinstance(trainer, getattr(trl, name)):
             return name
-    raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer or trl.RLOOTrainer (or a subclass of one), got "
-                    f"{type(trainer).__name__}; the mentor supports {', '.join(SUPPORTED_TRAINERS)}")
+    raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer, trl.RLOOTrainer or trl.experimental.sdpo.SDPOTrainer "
+                    f"(or a subclass of one), got {type(trainer).__name__}; the mentor supports "
+                    f"{', '.join(SUPPORTED_TRAINERS)}, SDPOTrainer")
 
 
-def check_trl(trainer) -> None:
-    """Refuses a TRL outside the tested range, a TRL that cannot train here whatever the mentor does, and a
-    trainer that lacks the private methods the hook wraps; each error names the fix."""
+def check_trl_version() -> None:
+    """Refuses a TRL outside the tested range, naming the fix (every trainer the mentor attaches to)."""
     import trl
     from packaging.version import Version
 
@@ -52,6 +52,14 @@ def check_trl(trainer) -> None:
     if not Version(low) <= Version(trl.__version__) < Version(high):
         raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
                            f"Install a tested version: pip install 'trl>={low},<{high}'")
+
+
+def check_trl(trainer) -> None:
+    """Refuses a TRL outside the tested range, a TRL that cannot train here whatever the mentor does, and a
+    trainer that lacks the private methods the hook wraps; each error names the fix."""
+    import trl
+
+    check_trl_version()
     from trl.trainer import utils as trl_utils
 
     if "_ChunkedLogProbFunction" in vars(trl_utils) and trl_utils._ChunkedLogProbFunction is None:
