@@ -139,8 +139,8 @@ class SDPOHook:
                 kept.append(g)
         interventions = dict(zip(kept, self.mentored(work, groups)))
         hints = {g: interventions[g].hint if g in interventions else None for g in targets}
-        feedbacks = [hints[(offset + i) // G] if (offset + i) // G in hints else f
-                     for i, f in enumerate(feedbacks if feedbacks is not None else [None] * len(prompts))]
+        own = feedbacks if feedbacks is not None else [None] * len(prompts)
+        feedbacks = [hints.get((offset + i) // G, f) for i, f in enumerate(own)]  # a withheld hint: None
         context = self.adapter.build_raw(output, prompts, rewards, feedbacks)
 
         hinted = [g for g in targets if hints[g]]
