@@ -1,5 +1,6 @@
 """The mentor inside real SDPOTrainer steps (TRL's self-distillation with privileged context) on CPU, with the tiny
-policy of tests/tiny_grpo.py: the hint of a collapsed group becomes its privileged context, no re-attempt is made.
+policy of tests/tiny_grpo.py (its `live` teacher): the hint of a collapsed group becomes its privileged context, and no
+re-attempt is made.
 
 The batch is 3 groups of G = 4 of the dataset's first 3 problems (no shuffle). The reward pays the even rows of the
 first problem only, so group 0 has a successful rollout (SDPO's own teacher) and groups 1 and 2 collapse.
@@ -8,16 +9,14 @@ first problem only, so group 0 has a successful rollout (SDPO's own teacher) and
 import sys
 
 import pytest
-from transformers import TrainerCallback
 from trl.experimental.sdpo import SDPOConfig, SDPOTrainer
 
 from mentor import Mentor
 from mentor.lab.data import make_dataset
-from mentor.lab.model import build_policy
 from mentor.tasks import get_task
 from mentor.traces import TraceStore
 from mentor.types import InputError
-from tiny_grpo import G
+from tiny_grpo import G, TeacherSpy, make_sdpo_trainer
 
 DATASET = make_dataset("hard", 16, seed=0)
 SOLVED = DATASET[0]["problem_id"]
@@ -31,26 +30,10 @@ class FirstProblemReward:
         return [float(i % 2 == 0 and pid == SOLVED) for i, pid in enumerate(problem_id)]
 
 
-class TeacherSpy(TrainerCallback):
-    """SDPO's own callback event: the batch the loss sees, teacher inputs and self-distillation mask included."""
-
-    def on_self_distillation_batch_prepared(self, args, state, control, **batch):
-        self.batch = batch
-
-
 def sdpo_trainer(tmp_path, dataset=DATASET, **overrides):
-    """An SDPOTrainer on CPU with a fresh tiny policy; its `live` teacher is the policy itself (the default `ema`
-    teacher is reloaded from the model's name, which a model built in memory lacks)."""
-    model, tokenizer = build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
-    args = SDPOConfig(**{"output_dir": str(tmp_path), "use_cpu": True, "bf16": False, "num_generations": G,
-                         "max_completion_length": 6, "max_steps": 1, "logging_steps": 1, "learning_rate": 1e-2,
-                         "report_to": "none", "seed": 0, "disable_tqdm": True, "per_device_train_batch_size": 3 * G,
-                         "save_strategy": "no", "shuffle_dataset": False, "include_environment_feedback": True,
-                         "teacher_model_kind": "live", **overrides})
+    """tests/tiny_grpo.py's SDPOTrainer on `dataset`, paying the first problem, with a TeacherSpy."""
     spy = TeacherSpy()
-    trainer = SDPOTrainer(model=model, reward_funcs=[FirstProblemReward()], args=args, train_dataset=dataset,
-                          processing_class=tokenizer, callbacks=[spy])
-    return trainer, spy
+    return make_sdpo_trainer(tmp_path, FirstProblemReward(), dataset, callbacks=[spy], **overrides), spy
 
 
 def teacher_prompt_ids(batch) -> list[list[int]]:

@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from mentor.placement import special_token_texts
+from mentor.trl.adapter import TESTED_TRL, TrainerReads
 from mentor.types import InputError
 
 MODULE = "trl.experimental.sdpo"
@@ -34,8 +34,6 @@ def check_sdpo(trainer) -> None:
     without it), one lacking what the hook wraps, and one whose teacher would ignore feedback."""
     import trl
 
-    from mentor.trl.adapter import TESTED_TRL
-
     low, high = TESTED_TRL
     module = sys.modules.get(MODULE)
     if module is None or not isinstance(trainer, getattr(module, "SDPOTrainer", ())):
@@ -51,15 +49,15 @@ def check_sdpo(trainer) -> None:
                          "privileged context, the mentor's hints included: set include_environment_feedback=True")
 
 
-class SDPOAdapter:
-    """An SDPOTrainer instance's two methods the hook replaces, and the few attributes it reads.
+class SDPOAdapter(TrainerReads):
+    """An SDPOTrainer instance's two methods the hook replaces, and the few attributes it reads beyond the shared ones.
 
     Args:
         trainer: an SDPOTrainer (or subclass) instance that passed `check_sdpo`.
     """
 
     def __init__(self, trainer):
-        self.trainer = trainer
+        super().__init__(trainer)
         self.score_raw = trainer._calculate_rewards
         self.build_raw = trainer.teacher_context_builder.build
 
@@ -68,34 +66,11 @@ class SDPOAdapter:
         self.trainer._calculate_rewards = calculate_rewards
         self.trainer.teacher_context_builder.build = build
 
-    # --- what the hook reads ---------------------------------------------------------------------------------
-    @property
-    def num_generations(self) -> int:
-        return self.trainer.num_generations
-
-    @property
-    def reward_weights(self) -> torch.Tensor:
-        return self.trainer.reward_weights
-
-    @property
-    def training(self) -> bool:
-        """Whether the policy is in training mode (False while the trainer evaluates)."""
-        return self.trainer.model.training
-
-    @property
-    def global_step(self) -> int:
-        return self.trainer.state.global_step
-
     @property
     def success_threshold(self) -> float:
         """The reward at which SDPO takes a rollout as its group's demonstration (inf: it takes none)."""
         args = self.trainer.args
         return args.success_reward_threshold if args.use_successful_as_teacher else math.inf
-
-    @property
-    def special_tokens(self) -> list[str]:
-        """The texts the tokenizer turns into special tokens (`mentor.placement.special_token_texts`)."""
-        return special_token_texts(self.trainer.processing_class)
 
     def teacher_prompts(self, context: dict[str, torch.Tensor], completion_width: int, rows: list[int]) -> list[str]:
         """The text of the teacher's prompt of each of this rank's `rows`, decoded from the ids the builder returned
@@ -103,11 +78,5 @@ class SDPOAdapter:
         tokens kept: what the teacher was conditioned on, as tokenized."""
         ids, mask = context["teacher_input_ids"], context["teacher_attention_mask"]
         width = ids.size(1) - completion_width
-        tokenizer = self.trainer.processing_class
-        return [tokenizer.decode(ids[r, :width][mask[r, :width].bool()].tolist(), skip_special_tokens=False)
+        return [self.tokenizer.decode(ids[r, :width][mask[r, :width].bool()].tolist(), skip_special_tokens=False)
                 for r in rows]
-
-    def log_metrics(self, metrics: dict[str, float]) -> None:
-        """Values into the trainer's logs for this step, beside SDPO's `self_distillation/*`."""
-        for name, value in metrics.items():
-            self.trainer._metrics["train"][name].append(float(value))
