@@ -88,10 +88,12 @@ def test_a_leaking_hint_never_reaches_the_teacher_nor_does_the_datasets_feedback
     # A dataset whose static feedback states the answer: a collapsed group gets the mentor's hint or nothing.
     dataset = DATASET.map(lambda row: {"privileged_context": f"the answer is {row['answer']}"})
     trainer, spy = sdpo_trainer(tmp_path, dataset=dataset)
-    Mentor.from_config({}).attach(trainer)
+    # At this threshold the solved group (rewards 1, 0, 1, 0) counts as collapsed too: it keeps SDPO's teacher.
+    Mentor.from_config({"collapse_threshold": 1.0}).attach(trainer)
     trainer.train()
     tokenizer, batch = trainer.processing_class, spy.batch
     teacher = [tokenizer.decode(ids) for ids in teacher_prompt_ids(batch)]
+    assert all("Correct solution" in t for t in teacher[:G])
     records = {r["group"]: r for r in TraceStore(tmp_path, readonly=True)}
     assert records[1]["withheld"] and records[1]["teacher_prompt"] is None and records[1]["leak"]["leaked_drafts"]
     assert records[2]["hint"] and records[2]["teacher_prompt"] == teacher[2 * G]
@@ -100,6 +102,7 @@ def test_a_leaking_hint_never_reaches_the_teacher_nor_does_the_datasets_feedback
     assert batch["self_distillation_mask"].tolist() == [1.0] * G + [0.0] * G + [1.0] * G
     log = trainer.state.log_history[0]
     assert log["mentor/withheld"] == 1 and log["mentor/feedback_groups"] == 1
+    assert log["mentor/skipped/successful_rollout"] == 1 and sorted(records) == [1, 2]
 
 
 def test_attach_refuses_what_sdpo_cannot_do(tmp_path, monkeypatch):
