@@ -47,12 +47,16 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not vllm"
 
 # The oldest TRL that pyproject.toml's range admits, in a venv of its own: a short pass of the TRL-facing tests
-# (the hook, attach, the options, RLOO, metrics, one real-model run). `make test` keeps the default pin; CI runs both.
+# (the hook, attach, the options, RLOO, SDPO, metrics, one real-model run). `make test` keeps the default pin; CI
+# runs both.
 OLDEST := .venv-trl-oldest
 OLDEST_STAMP := $(OLDEST)/.installed
 TRL_OLDEST := 1.14.2
 TRL_FACING_TESTS := tests/test_batch_logic.py tests/test_trl_hook.py tests/test_trl_options.py \
 	tests/test_training_metrics.py \
+	tests/test_sdpo.py::test_collapsed_groups_teach_with_the_mentors_hint_and_the_others_keep_sdpos_teacher \
+	tests/test_sdpo.py::test_a_leaking_hint_never_reaches_the_teacher_nor_does_the_datasets_feedback \
+	tests/test_sdpo.py::test_attach_refuses_what_sdpo_cannot_do \
 	tests/test_trl_hook_on_smollm2.py::test_strip_hint_with_train_prefix_shows_the_loss_what_the_docs_table_says
 
 # Layered over .venv (the same torch, transformers and the rest) with TRL alone replaced: a .pth line adds .venv's

@@ -2,7 +2,7 @@
 
     from mentor import Mentor
     mentor = Mentor.from_config("mentor.yaml")   # or a dict, or a MentorConfig
-    mentor.attach(trainer)                       # any GRPOTrainer or subclass instance
+    mentor.attach(trainer)                       # a GRPOTrainer, RLOOTrainer or SDPOTrainer (or subclass)
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ class Mentor:
         return self.runtime.run(groups, on_done and (lambda _, intervention: on_done(intervention)), clock="group")
 
     def attach(self, trainer) -> MentorCallback:
-        """Installs the generation hook on `trainer` and registers a MentorCallback; returns the callback."""
+        """Installs the hook on `trainer` (GRPO, RLOO: hinted re-attempts; SDPO: the hint as the teacher's feedback) and
+        registers a MentorCallback; returns the callback."""
         from mentor.trl.attach import attach  # the TRL side imports torch and trl: loaded only to attach
 
         self.callback = attach(self, trainer)

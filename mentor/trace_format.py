@@ -74,6 +74,10 @@ class TraceRecord(TypedDict, total=False):
     train_prefix: bool
     # Under `hint_choice: learning`: each hint tried, {"hint", "source", "p", "reliance", "score", "chosen"}.
     candidates: list[dict[str, Any]]
+    # Under SDPOTrainer (mentor/trl/sdpo_hook.py): the exact text the self-teacher was conditioned on, its reprompt
+    # holding the hint as feedback, decoded from the ids TRL built (special tokens kept); None without a hint (the
+    # group has no teacher), outside SDPO, or in a record of an earlier version.
+    teacher_prompt: str | None
 
 
 def trace_record(group: FailedGroup, intervention: Intervention, attempts: list[dict[str, Any]] | None = None,
@@ -107,8 +111,9 @@ def trace_record(group: FailedGroup, intervention: Intervention, attempts: list[
 def decoded_record(raw: dict[str, Any]) -> TraceRecord:
     """A stored trace record in the current shape. Records of earlier versions lack `reference` and
     `previous_hints` (then read from the group the error classifier wrote back into its node record, {} and []
-    where no node did), `hinted_prompt` (None: not recorded) and, in a JSONL file, `recovered` (None); what they
-    hold is kept as it is. The viewer's script decodes a record the same way (viewer.js, `traceRecord`).
+    where no node did), `hinted_prompt` and `teacher_prompt` (None: not recorded) and, in a JSONL file, `recovered`
+    (None); what they hold is kept as it is. The viewer's script decodes a record the same way (viewer.js,
+    `traceRecord`).
 
     >>> old = {"problem_id": "p1", "prompt": "Q: 17+25=? A:", "attempts": [],
     ...        "nodes": [{"node": "error_classifier", "output": {"group": {"reference": {"answer": "42"}}}}]}
@@ -127,6 +132,7 @@ def decoded_record(raw: dict[str, Any]) -> TraceRecord:
         record.setdefault("previous_hints", written.get("previous_hints") or [])
     record.setdefault("previous_hints", [])
     record.setdefault("hinted_prompt", None)
+    record.setdefault("teacher_prompt", None)
     record.setdefault("recovered", None)
     return record
 

@@ -20,7 +20,7 @@ from mentor.traces import TraceStore
 from mentor.trl.distributed import end_process_group, share
 from mentor.trl.hook import GenerationHook
 from mentor.trl.ledger import HintLedger
-from tiny_grpo import G, make_trainer
+from tiny_grpo import G, TeacherSpy, make_sdpo_trainer, make_trainer
 
 ROWS = 12
 
@@ -35,6 +35,9 @@ SCENARIOS = {
     # hint_choice: learning: 3 groups x 2 candidates tried over 2 ranks; only the column's hint pays, so it is chosen.
     "choice": {"config": {"hint_choice": "learning", "hint_candidates": ["alt"]}, "problems": 16, "steps": 1,
                "pay_hints": True, "easy": 0, "paid_hint": "add the ones first"},
+    # SDPOTrainer: the first problem is solved, the other two groups collapse (the middle one spans both ranks) and
+    # get the hint as the teacher's feedback; each row's teacher prompt and self-distillation mask are compared.
+    "sdpo": {"config": {}, "problems": 16, "steps": 1, "pay_hints": False, "easy": 1, "sdpo": True},
 }
 
 
@@ -70,6 +73,8 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
     if "paid_hint" in scenario:
         dataset = dataset.add_column("alt", [scenario["paid_hint"]] * len(dataset))
     reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]), scenario.get("paid_hint"))
+    if scenario.get("sdpo"):
+        return sdpo_run(scenario, out_dir, per_device, dataset, reward, (model, tokenizer))
     trainer = make_trainer(out_dir, reward, max_steps=scenario["steps"], dataset=dataset, policy=(model, tokenizer),
                            per_device_train_batch_size=per_device, shuffle_dataset=False,
                            generation_kwargs={"do_sample": False})
@@ -91,8 +96,30 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
             "sizes": reward.sizes}
 
 
+def sdpo_run(scenario: dict, out_dir: str, per_device: int, dataset, reward: Reward, policy) -> dict:
+    """An SDPO scenario's run: each row this rank trains on (prompt, completion, teacher prompt, mask), as JSON."""
+    from mentor import Mentor
+
+    spy, tokenizer = TeacherSpy(), policy[1]
+    trainer = make_sdpo_trainer(out_dir, reward, dataset=dataset, policy=policy, callbacks=[spy],
+                                per_device_train_batch_size=per_device, generation_kwargs={"do_sample": False})
+    callback = Mentor.from_config(scenario["config"]).attach(trainer)
+    trainer.train()
+    b = spy.batch
+    width = b["teacher_input_ids"].size(1) - b["completion_ids"].size(1)
+    decode = lambda ids: tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731  (padding is special)
+    rows = [[decode(p), decode(c), decode(t[:width][tm[:width].bool()]), float(m)] for p, c, t, tm, m in zip(
+        b["prompt_ids"], b["completion_ids"], b["teacher_input_ids"], b["teacher_attention_mask"],
+        b["self_distillation_mask"])]
+    logs = [{k: v for k, v in log.items() if k.startswith("mentor/")} for log in trainer.state.log_history
+            if "mentor/interventions" in log]
+    return {"rows": [rows], "logs": logs, "history": callback.hint_history, "pending": callback.pending,
+            "sizes": reward.sizes}
+
+
 def traces(run_dir: Path) -> list[dict]:
-    keys = ("step", "group", "round", "problem_id", "hint", "tier", "attempts", "reattempt", "recovered")
+    keys = ("step", "group", "round", "problem_id", "hint", "tier", "attempts", "reattempt", "recovered",
+            "teacher_prompt")
     return [{k: record[k] for k in keys} for record in TraceStore(run_dir, readonly=True).interventions()]
 
 
@@ -168,6 +195,15 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
     assert log["mentor/chosen_not_graph"] == 3 and log["mentor/collapse_rate_after"] == 0
     assert all("add the ones first" in row[0] for rank in choice for row in rank["rows"][0])
     assert [rank["sizes"] for rank in choice] == [[6, 12], [6, 12]]  # 6 candidate groups: 3 per rank
+
+    sdpo = [json.loads((tmp_path / "ranks" / f"sdpo.rank{k}.json").read_text()) for k in (0, 1)]
+    log = sdpo[0]["logs"][0]
+    assert log["mentor/interventions"] == log["mentor/feedback_groups"] == 2
+    teachers = [row[2] for rank in sdpo for row in rank["rows"][0]]
+    assert all("feedback from your unsuccessful earlier attempt" in t for t in teachers[G:])  # groups 1 and 2
+    assert all("Correct solution" in t for t in teachers[:G]) and len(set(teachers[G:2 * G])) == 1  # spans ranks
+    assert [row[3] for rank in sdpo for row in rank["rows"][0]] == [1.0] * 3 * G
+    assert [rank["sizes"] for rank in sdpo] == [[6], [6]]  # scored once: no re-attempt
 
 
 if __name__ == "__main__":  # one rank of the torchrun launch above

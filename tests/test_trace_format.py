@@ -78,7 +78,7 @@ def test_decoded_record_gives_every_record_the_current_shape(case):
 
     decoded = decoded_record(case["raw"])
     assert decoded == case["decoded"]
-    assert {"reference", "previous_hints", "hinted_prompt", "recovered"} <= set(decoded) <= set(
+    assert {"reference", "previous_hints", "hinted_prompt", "teacher_prompt", "recovered"} <= set(decoded) <= set(
         TraceRecord.__annotations__)
     assert {k: decoded[k] for k in case["raw"]} == case["raw"]  # what a record holds is kept as it is
     assert decoded_record(decoded) == decoded

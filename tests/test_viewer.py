@@ -586,6 +586,15 @@ def test_the_detail_shows_the_prompt_as_sent_and_says_so_where_an_old_record_lac
     assert "not recorded" in browser.js("document.getElementById('detail-sent').textContent")
     assert browser.js("mentorViewer.records()[0].reference") == {"answer": "1219", "operands": [851, 368]}
     assert browser.js("document.querySelector('#detail .badge.ok').textContent") == "recovered"
+    # An SDPOTrainer record: what the self-teacher saw, in place of a prompt sent and a re-attempt.
+    sdpo = {**cases[-1]["raw"], "id": 1}
+    page.write_text(build_html([sdpo], [], graph, source="run"), encoding="utf-8")
+    browser.navigate(page.as_uri())
+    browser.wait_for("window.mentorReady")
+    browser.js("mentorViewer.showDetail(1)")
+    assert browser.js("document.getElementById('detail-teacher').textContent") == sdpo["teacher_prompt"]
+    assert browser.js("document.getElementById('detail-sent')") is None
+    assert browser.js("document.querySelector('#detail .reattempt')") is None
     assert browser.problems() == []
 
 

@@ -1,9 +1,11 @@
-"""A real GRPOTrainer on CPU with a tiny lab policy built in memory, and a reward that pays hinted rows.
+"""A real GRPOTrainer (or SDPOTrainer) on CPU with a tiny lab policy built in memory, and a reward that pays hinted
+rows.
 
 A random policy never answers a hard addition, so every group collapses; the reward reads the `mentor_hint`
 column (as any reward function can) to pay every other hinted row.
 """
 
+from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 
 from mentor.lab.data import make_dataset
@@ -52,6 +54,39 @@ def make_trainer(tmp_path, reward, max_steps=1, dataset=None, policy=None, rloo=
     return trainer(model=model, reward_funcs=reward if isinstance(reward, list) else [reward], args=args,
                    train_dataset=dataset, eval_dataset=eval_dataset, processing_class=tokenizer,
                    peft_config=peft_config)
+
+
+class TeacherSpy(TrainerCallback):
+    """SDPOTrainer's own callback event: the batch the loss sees, teacher inputs and self-distillation mask included
+    (the last generation batch's)."""
+
+    def on_self_distillation_batch_prepared(self, args, state, control, **batch):
+        self.batch = batch
+
+
+def make_sdpo_trainer(tmp_path, reward, dataset=None, policy=None, callbacks=None, **overrides):
+    """An SDPOTrainer on CPU with a tiny policy, G generations per group, 6-token completions, no shuffle, reading
+    feedback; its `live` teacher is the policy itself (SDPO's default `ema` teacher is reloaded from the model's
+    name, which a model built in memory lacks).
+
+    Args:
+        tmp_path: the output directory.
+        reward: the one reward function.
+        dataset: the training set (default: 16 hard lab problems).
+        policy: a (model, tokenizer) pair (default: a fresh tiny lab policy of seed 0).
+        callbacks: passed to the trainer.
+        overrides: SDPOConfig arguments over these defaults (12 rows per device, no checkpoints).
+    """
+    from trl.experimental.sdpo import SDPOConfig, SDPOTrainer
+
+    model, tokenizer = policy or build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)
+    args = SDPOConfig(**{"output_dir": str(tmp_path), "use_cpu": True, "bf16": False, "num_generations": G,
+                         "max_completion_length": 6, "max_steps": 1, "logging_steps": 1, "learning_rate": 1e-2,
+                         "report_to": "none", "seed": 0, "disable_tqdm": True, "per_device_train_batch_size": 3 * G,
+                         "save_strategy": "no", "shuffle_dataset": False, "include_environment_feedback": True,
+                         "teacher_model_kind": "live", **overrides})
+    return SDPOTrainer(model=model, reward_funcs=[reward], args=args, processing_class=tokenizer, callbacks=callbacks,
+                       train_dataset=dataset if dataset is not None else make_dataset("hard", 16, seed=0))
 
 
 class ScheduledReward(RecordingReward):

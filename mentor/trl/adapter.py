@@ -38,13 +38,13 @@ def trainer_kind(trainer) -> str:
     for name in SUPPORTED_TRAINERS:
         if isinstance(trainer, getattr(trl, name)):
             return name
-    raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer or trl.RLOOTrainer (or a subclass of one), got "
-                    f"{type(trainer).__name__}; the mentor supports {', '.join(SUPPORTED_TRAINERS)}")
+    raise TypeError(f"Mentor.attach needs a trl.GRPOTrainer, trl.RLOOTrainer or trl.experimental.sdpo.SDPOTrainer "
+                    f"(or a subclass of one), got {type(trainer).__name__}; the mentor supports "
+                    f"{', '.join(SUPPORTED_TRAINERS)}, SDPOTrainer")
 
 
-def check_trl(trainer) -> None:
-    """Refuses a TRL outside the tested range, a TRL that cannot train here whatever the mentor does, and a
-    trainer that lacks the private methods the hook wraps; each error names the fix."""
+def check_trl_version() -> None:
+    """Refuses a TRL outside the tested range, naming the fix (every trainer the mentor attaches to)."""
     import trl
     from packaging.version import Version
 
@@ -52,6 +52,14 @@ def check_trl(trainer) -> None:
     if not Version(low) <= Version(trl.__version__) < Version(high):
         raise RuntimeError(f"mentor is tested with TRL >= {low}, < {high}; this is TRL {trl.__version__}. "
                            f"Install a tested version: pip install 'trl>={low},<{high}'")
+
+
+def check_trl(trainer) -> None:
+    """Refuses a TRL outside the tested range, a TRL that cannot train here whatever the mentor does, and a
+    trainer that lacks the private methods the hook wraps; each error names the fix."""
+    import trl
+
+    check_trl_version()
     from trl.trainer import utils as trl_utils
 
     if "_ChunkedLogProbFunction" in vars(trl_utils) and trl_utils._ChunkedLogProbFunction is None:
@@ -65,26 +73,16 @@ def check_trl(trainer) -> None:
         raise RuntimeError(f"this {type(trainer).__name__} lacks {missing}, which the mentor's in-step hook uses")
 
 
-class TrainerAdapter:
-    """TRL's private generation methods of one trainer instance, and the few attributes the hook reads.
+class TrainerReads:
+    """What every TRL trainer the mentor attaches to (GRPO, RLOO, SDPO: mentor/trl/sdpo.py) gives its hook alike.
 
     Args:
-        trainer: a GRPOTrainer or RLOOTrainer (or subclass) instance.
+        trainer: the trainer instance.
     """
 
     def __init__(self, trainer):
-        self.trainer, self.kind = trainer, trainer_kind(trainer)
-        self.generate_raw = trainer._generate
-        self.score_raw = trainer._calculate_rewards
-        self.generate_and_score_raw = trainer._generate_and_score_completions
+        self.trainer = trainer
 
-    def install(self, generate_and_score: Callable, generate: Callable, calculate_rewards: Callable) -> None:
-        """Puts the hook's three methods in place of the trainer's own (on this instance only)."""
-        self.trainer._generate_and_score_completions = generate_and_score
-        self.trainer._generate = generate
-        self.trainer._calculate_rewards = calculate_rewards
-
-    # --- what the hook reads ---------------------------------------------------------------------------------
     @property
     def num_generations(self) -> int:
         return self.trainer.num_generations
@@ -115,6 +113,38 @@ class TrainerAdapter:
     def global_step(self) -> int:
         return self.trainer.state.global_step
 
+    @property
+    def special_tokens(self) -> list[str]:
+        """The texts the tokenizer turns into special tokens (`mentor.placement.special_token_texts`)."""
+        return special_token_texts(self.tokenizer)
+
+    def log_metrics(self, metrics: dict[str, float]) -> None:
+        """Values into the trainer's logs for this step, so every reporter sees them."""
+        for name, value in metrics.items():
+            self.trainer._metrics["train"][name].append(float(value))
+
+
+class TrainerAdapter(TrainerReads):
+    """TRL's private generation methods of one trainer instance, and the few attributes the hook reads.
+
+    Args:
+        trainer: a GRPOTrainer or RLOOTrainer (or subclass) instance.
+    """
+
+    def __init__(self, trainer):
+        super().__init__(trainer)
+        self.kind = trainer_kind(trainer)
+        self.generate_raw = trainer._generate
+        self.score_raw = trainer._calculate_rewards
+        self.generate_and_score_raw = trainer._generate_and_score_completions
+
+    def install(self, generate_and_score: Callable, generate: Callable, calculate_rewards: Callable) -> None:
+        """Puts the hook's three methods in place of the trainer's own (on this instance only)."""
+        self.trainer._generate_and_score_completions = generate_and_score
+        self.trainer._generate = generate
+        self.trainer._calculate_rewards = calculate_rewards
+
+    # --- what the hook reads ---------------------------------------------------------------------------------
     @property
     def per_device_batch_size(self) -> int:
         return self.trainer.args.per_device_train_batch_size
@@ -164,11 +194,6 @@ class TrainerAdapter:
             text = text[len(tokenizer.bos_token):]
         return text
 
-    @property
-    def special_tokens(self) -> list[str]:
-        """The texts the tokenizer turns into special tokens (`mentor.placement.special_token_texts`)."""
-        return special_token_texts(self.tokenizer)
-
     def encode(self, text: str) -> list[int]:
         """Token ids of `text` without special tokens."""
         return self.tokenizer(text=text, add_special_tokens=False)["input_ids"]
@@ -183,8 +208,3 @@ class TrainerAdapter:
         tokenizer = self.tokenizer
         return bool(getattr(tokenizer, "bos_token", None)) and \
             tokenizer(text="")["input_ids"][:1] == [tokenizer.bos_token_id]
-
-    def log_metrics(self, metrics: dict[str, float]) -> None:
-        """Values into the trainer's logs for this step, so every reporter sees them."""
-        for name, value in metrics.items():
-            self.trainer._metrics["train"][name].append(float(value))

@@ -1,5 +1,6 @@
-"""Attaching the mentor to a GRPOTrainer or RLOOTrainer: the checks that refuse a trainer the hook cannot serve, the task a
-training dataset points to, and the install of the generation hook and the callback."""
+"""Attaching the mentor to a GRPOTrainer or RLOOTrainer (or an SDPOTrainer: mentor/trl/sdpo_hook.py): the checks that
+refuse a trainer the hook cannot serve, the task a training dataset points to, and the install of the generation hook
+and the callback."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from mentor.runtime.state import LIBRARY_FIELD
 from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
-from mentor.trl.adapter import check_trl, trainer_kind
+from mentor.trl.adapter import check_trl, check_trl_version, trainer_kind
 from mentor.trl.callback import MentorCallback
 from mentor.trl.hook import GenerationHook
+from mentor.trl.sdpo import check_sdpo, is_sdpo
+from mentor.trl.sdpo_hook import SDPOHook, check_config
 from mentor.types import InputError
 
 if TYPE_CHECKING:
@@ -127,6 +130,12 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
     task = checked_task(trainer, config)
     callback = MentorCallback(config, mentor.runtime.versions)
     trainer.add_callback(callback)
+    if is_sdpo(trainer):
+        SDPOHook(trainer, config, mentor.runtime, task, callback)
+        if trainer.args.process_index == 0:
+            print(f"mentor attached: task={task.name} trainer=SDPOTrainer (the hint is the teacher's feedback; no "
+                  f"re-attempt)\n{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
+        return callback
     GenerationHook(trainer, config, mentor.runtime, task, callback)
     off_policy = ""
     if config.strip_hint:
@@ -143,8 +152,14 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
 
 def checked_task(trainer, config: MentorConfig) -> Task:
     """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
-    kind = trainer_kind(trainer)
-    check_trl(trainer)
+    if is_sdpo(trainer):  # its checks, then the ones every trainer gets
+        kind = "SDPOTrainer"
+        check_trl_version()
+        check_sdpo(trainer)
+        check_config(config)
+    else:
+        kind = trainer_kind(trainer)
+        check_trl(trainer)
     if getattr(trainer, "_mentor_attached", False):
         raise RuntimeError("a mentor is already attached to this trainer")
     for feature in ("tools", "rollout_func", "environment_factories"):

@@ -20,7 +20,8 @@
 
   // A stored trace record in the current shape (mentor.trace_format.TraceRecord), as decoded_record gives it:
   // a record of an earlier version gets `reference` and `previous_hints` from the group its error classifier wrote
-  // back ({} and [] where none did), `hinted_prompt` null (not recorded) and, from a JSONL file, `recovered` null.
+  // back ({} and [] where none did), `hinted_prompt` and `teacher_prompt` null (not recorded) and, from a JSONL file,
+  // `recovered` null.
   // tests/test_trace_format.py checks both decoders on tests/data/trace_records.json.
   function traceRecord(raw) {
     var r = Object.assign({}, raw);
@@ -37,7 +38,7 @@
       r.reference = ref && typeof ref === 'object' && !Array.isArray(ref) ? ref : {};
       if (!Object.prototype.hasOwnProperty.call(r, 'previous_hints')) r.previous_hints = written.previous_hints || [];
     }
-    ['previous_hints', 'hinted_prompt', 'recovered'].forEach(function (k) {
+    ['previous_hints', 'hinted_prompt', 'teacher_prompt', 'recovered'].forEach(function (k) {
       if (!Object.prototype.hasOwnProperty.call(r, k)) r[k] = k === 'previous_hints' ? [] : null;
     });
     return r;
@@ -579,7 +580,11 @@
     el.appendChild(h('h3', { text: 'Hint' + (given ? ' (tier ' + fmtNum(r.tier) + ')' : '') }));
     el.appendChild(h('pre', { class: 'hintbox' + (given ? '' : ' none'), id: 'detail-hint',
                               text: given ? r.hint : r.withheld ? 'withheld: every draft leaked, so the policy got no hint' : 'no hint' }));
-    if (given) {  // what the policy saw: the hint placed in the prompt, the chat template applied, as sent
+    var teacher = typeof r.teacher_prompt === 'string';  // SDPOTrainer: the hint was the self-teacher's feedback
+    if (teacher) {
+      el.appendChild(h('h3', { text: 'What the SDPO teacher saw (its reprompt, as tokenized; no re-attempt)' }));
+      el.appendChild(h('pre', { class: 'prompt sent', id: 'detail-teacher', text: r.teacher_prompt }));
+    } else if (given) {  // what the policy saw: the hint placed in the prompt, the chat template applied, as sent
       el.appendChild(h('h3', { text: 'Prompt sent with the hint' + (r.placement ? ' (placement ' + r.placement + ')' : '') }));
       el.appendChild(typeof r.hinted_prompt === 'string'
         ? h('pre', { class: 'prompt sent', id: 'detail-sent', text: r.hinted_prompt })
@@ -626,7 +631,7 @@
       el.appendChild(h('ul', null, r.fallbacks.map(function (f) { return h('li', { text: f }); })));
     }
 
-    if (r.reattempt) {
+    if (r.reattempt && !teacher) {
       el.appendChild(h('h3', { text: 'Re-attempt with the hint (' + r.reattempt.length + ')' + (hasOutcome(r) ? (r.recovered ? ': recovered' : ': not recovered') : '') }));
       el.appendChild(h('div', { class: 'reattempt' }, r.reattempt.length ? completionTable(r.reattempt)
         : h('p', { class: 'muted', text: given ? 'no re-attempt recorded' : 'no hint, so no re-attempt' })));
