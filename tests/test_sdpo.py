@@ -112,6 +112,8 @@ def test_attach_refuses_what_sdpo_cannot_do(tmp_path, monkeypatch):
         Mentor.from_config({"strategy": "mixed", "strip_hint": True}).attach(trainer)
     with pytest.raises(InputError, match=r"\{'hint_choice': 'learning'\}.*remove it"):
         Mentor.from_config({"hint_choice": "learning", "graph_draws": 2}).attach(trainer)
+    with pytest.raises(InputError, match=r"\{'hint_source': 'none'\}.*remove it"):  # the retry control re-draws
+        Mentor.from_config({"hint_source": "none"}).attach(trainer)
     Mentor.from_config({"k": 3, "mixed_share": 0.25}).attach(trainer)  # inert at the defaults, as under GRPO
     deaf, _ = sdpo_trainer(tmp_path, include_environment_feedback=False)
     with pytest.raises(InputError, match="set include_environment_feedback=True"):
