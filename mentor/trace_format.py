@@ -103,8 +103,8 @@ def trace_record(group: FailedGroup, intervention: Intervention, attempts: list[
         attempts = [{"completion": a.completion, "reward": a.reward} for a in group.attempts]
     record: TraceRecord = {**intervention.to_dict(), "prompt": group.prompt, "reference": dict(group.reference),
                            "attempts": attempts, "previous_hints": list(group.previous_hints),
-                           "hinted_prompt": hinted_prompt, "recovered": None}
-    record.update(training or {})
+                           "hinted_prompt": hinted_prompt, "teacher_prompt": None, "recovered": None}
+    record.update(training or {})  # under SDPOTrainer, `teacher_prompt` among them
     return record
 
 
