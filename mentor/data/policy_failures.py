@@ -98,7 +98,8 @@ def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, tem
     """The failure rows of HumanEval's first `n` problems (file order) under the policy, each asked as
     `mentor.data.humaneval.chat_prompt` through its chat template; every response scored in the sandbox by
     `code_reward`. The reference holds the problem's test, entry point, code prompt, canonical solution and task id
-    (the code task's fields); counts `problems`, `collapsed`, `kept`."""
+    (the code task's fields), and `feedback`: feedback_hint of the first attempt (a static library of execution
+    feedback); counts `problems`, `collapsed`, `kept`."""
     from mentor.data.humaneval import chat_prompt, load_humaneval
     from mentor.rewards import code_reward
 
@@ -109,4 +110,16 @@ def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, tem
                          prompt=[r["prompt"] for _, r in flat])
     rewards = [scores[i * samples:(i + 1) * samples] for i in range(len(groups))]
     kept, _, counts = collapsed_rows("code", groups, texts, rewards, keep_all)
+    task = get_task("code")
+    for row in kept:  # the `feedback` row's library: what the sandbox said of the first attempt (cached: no rerun)
+        row["reference"]["feedback"] = feedback_hint(task.feedback(row["attempts"][0]["completion"], row["reference"]))
     return kept, counts
+
+
+FEEDBACK_CHARS = 400
+
+
+def feedback_hint(feedback: dict) -> str:
+    """Execution feedback as a hint, with no diagnosis: the sandbox's message on one failed attempt (its first
+    failing test and what it returned or raised), cut to FEEDBACK_CHARS."""
+    return f"Your previous attempt failed: {str(feedback.get('message') or feedback.get('kind'))[:FEEDBACK_CHARS]}."
