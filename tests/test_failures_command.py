@@ -7,12 +7,15 @@ import pytest
 
 from mentor.cli import main
 from mentor.command_files import read_failures
+from mentor.data.humaneval import chat_prompt
 from mentor.evaluation.annotations import read_annotations
 
 
 @pytest.mark.parametrize("source, options, task", [
     ("lab", ["--n", "3", "--all"], "arithmetic"),
     ("policy", ["--policy", "lab", "--family", "sum", "--n", "2", "--samples", "2", "--max-new-tokens", "6"], "math"),
+    ("policy", ["--policy", "lab", "--family", "humaneval", "--n", "2", "--samples", "2", "--max-new-tokens", "6",
+                "--all"], "code"),
     ("champ", ["--limit", "2"], "math"),
 ])
 def test_each_source_writes_a_file_the_failures_reader_reads_back(source, options, task, tmp_path, capsys):
@@ -24,6 +27,11 @@ def test_each_source_writes_a_file_the_failures_reader_reads_back(source, option
     assert f"groups to {out}" in printed or f"problems to {out}" in printed
     if source == "lab":  # --all keeps every problem
         assert len(groups) == 3 and all(set(g.reference) >= {"hint1", "hint2", "hint3"} for g in groups)
+    if task == "code":  # the chat instruction before HumanEval's prompt; the code task's reference
+        assert [g.problem_id for g in groups] == ["HumanEval/0", "HumanEval/1"]
+        assert all(g.prompt == chat_prompt(g.reference["prompt"]) and {"test", "entry_point"} <= set(g.reference)
+                   for g in groups)
+        assert "(2 samples, T=1.0, 6 new tokens)" in printed
     if source == "champ":
         assert len(groups) == 2 and all(step >= 1 for steps in read_annotations(out) for step in steps)
     assert list(tmp_path.glob("sub/.*.tmp")) == []  # written atomically: no temporary file left
@@ -41,6 +49,8 @@ def test_each_source_writes_a_file_the_failures_reader_reads_back(source, option
     (["--source", "champ", "--limit", "0"], "--limit 0: must be at least 1"),
     (["--source", "lab", "--threads", "0"], "--threads 0: must be at least 1"),
     (["--source", "lab", "--policy", "no-such-dir"], "--policy no-such-dir: not a lab policy directory"),
+    (["--source", "lab", "--engine", "vllm"], "--engine is not an option of --source lab"),
+    (["--source", "policy", "--policy", "lab", "--engine", "vllm"], "--engine vllm needs vLLM"),  # not in .venv
     (["--source", "champ", "--champ", "no-such.json"], "no-such.json: not CHAMP's v0.json"),
 ])
 def test_bad_options_are_refused_naming_the_option_and_nothing_is_written(argv, message, tmp_path, capsys):
@@ -57,3 +67,22 @@ def test_an_output_folder_and_an_unknown_source_are_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):  # argparse names the choices
         main(["failures", "--source", "humaneval", "-o", str(tmp_path / "f.jsonl")])
     assert "invalid choice: 'humaneval'" in capsys.readouterr().err
+
+
+def test_humaneval_responses_are_scored_in_the_sandbox_and_only_collapsed_groups_kept(monkeypatch):
+    from mentor.data import policy_failures
+
+    def responses(policy, task, groups, samples, *args):  # the policy's stand-in: a right and a wrong function
+        first = groups[0][2]
+        right = f"```python\n{first['prompt']}{first['canonical_solution']}```"
+        wrong = f"```python\ndef {first['entry_point']}(numbers, threshold):\n    return False\n```"
+        return [[right, wrong], [wrong, wrong]]
+
+    monkeypatch.setattr(policy_failures, "sampled_groups", responses)
+    rows, counts = policy_failures.humaneval_failure_rows("unused", n=2, samples=2)
+    assert (counts["problems"], counts["collapsed"], counts["kept"]) == (2, 1, 1)
+    assert rows[0]["problem_id"] == "HumanEval/1" and [a["reward"] for a in rows[0]["attempts"]] == [0.0, 0.0]
+    assert rows[0]["reference"]["feedback"] == ("Your previous attempt failed: `separate_paren_groups` is not defined "
+                                                "(defined: has_close_elements).")  # the sandbox's own words
+    rows, _ = policy_failures.humaneval_failure_rows("unused", n=2, samples=2, keep_all=True)
+    assert [a["reward"] for a in rows[0]["attempts"]] == [1.0, 0.0]  # the canonical solution passes HumanEval/0

@@ -15,6 +15,9 @@ from typing import Any
 from mentor.types import InputError
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
+# What `mentor failures --source policy --family humaneval` asks a chat policy, before the problem's prompt (the
+# prompt of docs/evaluation.md's Qwen2.5-Coder measurements).
+CHAT_INSTRUCTION = "Complete this Python function. Reply with the whole function in one code block."
 
 
 def humaneval_path() -> str:
@@ -44,6 +47,11 @@ def load_humaneval(limit: int | None = None, path: str | None = None) -> list[di
                 if limit is not None and len(rows) >= limit:
                     break
     return rows
+
+
+def chat_prompt(prompt: str) -> str:
+    """The user turn that asks a chat policy for a HumanEval function: CHAT_INSTRUCTION, a blank line, the prompt."""
+    return f"{CHAT_INSTRUCTION}\n\n{prompt}"
 
 
 def humaneval_dataset(limit: int | None = None, chat: bool = False):

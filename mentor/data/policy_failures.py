@@ -1,8 +1,9 @@
 """`mentor failures --source policy -o FILE --policy POLICY --family sum`: a chat policy's own failures on an
-easy arithmetic family (`mentor.data.easy_arithmetic`), as a `mentor diagnose` / `mentor eval` input file.
+easy arithmetic family (`mentor.data.easy_arithmetic`), or with `--family humaneval` on HumanEval's problems (the
+code task, scored in the sandbox by `code_reward`), as a `mentor diagnose` / `mentor eval` input file.
 
 The policy samples G attempts per problem exactly as `mentor eval` samples (its chat template, batches and seed);
-the collapsed groups are kept (`--all`: every group). Each reference holds three static hint libraries, Scaf-GRPO's
+the collapsed groups are kept (`--all`: every group). An arithmetic reference holds three static hint libraries, Scaf-GRPO's
 tiers, chosen per config by `columns: {hint: FIELD}`: `knowledge` (the method, no number of this problem), `plan`
 (the steps without their results) and `partial` (the longest run of the worked solution's first steps, never its
 last, that passes the leakage check). Each tier goes through the math task's leakage check with the problem as
@@ -43,30 +44,82 @@ def reference_with_tiers(row: dict, problem: str) -> tuple[dict, list[str]]:
     return {**reference, **{k: v for k, v in drafts.items() if k not in leaked}}, leaked
 
 
-def policy_failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperature: float = 1.0,
-                 max_new_tokens: int = 48, seed: int = 0, keep_all: bool = False) -> tuple[list[dict], Counter]:
-    """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
-    `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""
+def sampled_groups(policy_name: str, task: str, groups: list[tuple[str, str, dict]], samples: int,
+                   temperature: float, max_new_tokens: int, seed: int, engine: str = "hf") -> list[list[str]]:
+    """`samples` responses to each (problem_id, prompt, reference), from the policy loaded as `mentor eval --policy`
+    loads it, through its chat template, batched and seeded as `mentor eval` samples (through `engine`)."""
     from mentor.evaluation.inputs import group_inputs
     from mentor.evaluation.policy import load_policy
     from mentor.evaluation.sampling import sample
     from mentor.types import FailedGroup
 
-    policy, task = load_policy(policy_name), get_task("math")
-    problems = [r["prompt"][0]["content"] for r in rows]
-    refs = [reference_with_tiers(r, p) for r, p in zip(rows, problems)]
-    inputs = [group_inputs(policy, FailedGroup(r["problem_id"], "math", p, ref, []), None, "prompt")
-              for r, p, (ref, _) in zip(rows, problems, refs)]
+    policy = load_policy(policy_name, engine)
+    inputs = [group_inputs(policy, FailedGroup(pid, task, prompt, ref, []), None, "prompt")
+              for pid, prompt, ref in groups]
     outs = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc="sampling attempts")
-    counts, kept = Counter(problems=len(rows)), []
-    for row, problem, (reference, leaked), group in zip(rows, problems, refs, outs):
-        attempts = [{"completion": text, "reward": task.score(text, reference)} for text, _ in group]
-        collapsed = not any(a["reward"] for a in attempts)
+    return [[text for text, _ in group] for group in outs]
+
+
+def collapsed_rows(task: str, groups: list[tuple[str, str, dict]], texts: list[list[str]],
+                   rewards: list[list[float]], keep_all: bool) -> tuple[list[dict], list[int], Counter]:
+    """The failure rows of the groups with no reward (every group with `keep_all`), the indices of those kept, and
+    the counts `problems`, `collapsed`, `kept`."""
+    counts, kept, index = Counter(problems=len(groups)), [], []
+    for i, ((pid, prompt, reference), group, scores) in enumerate(zip(groups, texts, rewards)):
+        collapsed = not any(scores)
         counts["collapsed"] += collapsed
         if keep_all or collapsed:
             counts["kept"] += 1
-            counts.update(f"leaked_{name}" for name in leaked)
-            kept.append({"problem_id": row["problem_id"], "task": "math", "prompt": problem,
-                         "reference": reference, "attempts": attempts})
+            index.append(i)
+            kept.append({"problem_id": pid, "task": task, "prompt": prompt, "reference": reference,
+                         "attempts": [{"completion": t, "reward": r} for t, r in zip(group, scores)]})
+    return kept, index, counts
+
+
+def policy_failure_rows(policy_name: str, rows: list[dict], samples: int = 8, temperature: float = 1.0,
+                 max_new_tokens: int = 48, seed: int = 0, keep_all: bool = False, engine: str = "hf"
+                 ) -> tuple[list[dict], Counter]:
+    """The failure rows of `rows` under the policy (loaded as `mentor eval --policy` loads it), and the counts:
+    `problems`, `collapsed`, `kept` and `leaked_<tier>` per tier left out."""
+    task = get_task("math")
+    problems = [r["prompt"][0]["content"] for r in rows]
+    refs = [reference_with_tiers(r, p) for r, p in zip(rows, problems)]
+    groups = [(r["problem_id"], p, ref) for r, p, (ref, _) in zip(rows, problems, refs)]
+    texts = sampled_groups(policy_name, "math", groups, samples, temperature, max_new_tokens, seed, engine)
+    rewards = [[task.score(t, ref) for t in group] for group, (_, _, ref) in zip(texts, groups)]
+    kept, index, counts = collapsed_rows("math", groups, texts, rewards, keep_all)
+    counts.update(f"leaked_{name}" for i in index for name in refs[i][1])
     return kept, counts
 
+
+def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, temperature: float = 1.0,
+                           max_new_tokens: int = 384, seed: int = 0, keep_all: bool = False, engine: str = "hf"
+                           ) -> tuple[list[dict], Counter]:
+    """The failure rows of HumanEval's first `n` problems (file order) under the policy, each asked as
+    `mentor.data.humaneval.chat_prompt` through its chat template; every response scored in the sandbox by
+    `code_reward`. The reference holds the problem's test, entry point, code prompt, canonical solution and task id
+    (the code task's fields), and `feedback`: feedback_hint of the first attempt (a static library of execution
+    feedback); counts `problems`, `collapsed`, `kept`."""
+    from mentor.data.humaneval import chat_prompt, load_humaneval
+    from mentor.rewards import code_reward
+
+    groups = [(p["task_id"], chat_prompt(p["prompt"]), dict(p)) for p in load_humaneval(n)]
+    texts = sampled_groups(policy_name, "code", groups, samples, temperature, max_new_tokens, seed, engine)
+    flat = [(t, ref) for group, (_, _, ref) in zip(texts, groups) for t in group]
+    scores = code_reward([t for t, _ in flat], [r["test"] for _, r in flat], [r["entry_point"] for _, r in flat],
+                         prompt=[r["prompt"] for _, r in flat])
+    rewards = [scores[i * samples:(i + 1) * samples] for i in range(len(groups))]
+    kept, _, counts = collapsed_rows("code", groups, texts, rewards, keep_all)
+    task = get_task("code")
+    for row in kept:  # the `feedback` row's library: what the sandbox said of the first attempt (cached: no rerun)
+        row["reference"]["feedback"] = feedback_hint(task.feedback(row["attempts"][0]["completion"], row["reference"]))
+    return kept, counts
+
+
+FEEDBACK_CHARS = 400
+
+
+def feedback_hint(feedback: dict) -> str:
+    """Execution feedback as a hint, with no diagnosis: the sandbox's message on one failed attempt (its first
+    failing test and what it returned or raised), cut to FEEDBACK_CHARS."""
+    return f"Your previous attempt failed: {str(feedback.get('message') or feedback.get('kind'))[:FEEDBACK_CHARS]}."

@@ -65,6 +65,11 @@ def add_arguments(p) -> None:
                                                       f"(default {LAB_MAX_NEW_TOKENS} for the lab policy, "
                                                       f"else {DEFAULT_MAX_NEW_TOKENS})")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
+    from mentor.evaluation.vllm_engine import ENGINES
+
+    p.add_argument("--engine", choices=ENGINES, default="hf",
+                   help="what samples the policy: transformers' generate (hf, default) or vLLM's offline LLM (vllm; "
+                        "docs/evaluation.md says where their draws differ)")
     p.add_argument("-o", "--output", required=True, help="REPORT.json to write")
     p.add_argument("--html", help="also write a self-contained HTML page")
     p.add_argument("--fail-under", action="append", metavar="NAME=RATE",

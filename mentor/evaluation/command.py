@@ -49,7 +49,7 @@ def cmd_eval(args) -> int:
         print(f"[{name}] " + describe(runtime.versions).replace("\n", f"\n[{name}] "), file=sys.stderr)
     for name in runtimes if kept else ():
         check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
-    policy = load_policy(args.policy)
+    policy = load_policy(args.policy, args.engine)
 
     ran: dict[str, list[Intervention]] = {}
 

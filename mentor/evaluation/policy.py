@@ -19,6 +19,7 @@ class Policy:
     model: Any
     tokenizer: Any
     max_new_tokens: int  # the default response length for this policy
+    engine: Any = None  # a VllmEngine under --engine vllm; None: transformers' generate
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -34,16 +35,21 @@ class Policy:
                                                   add_generation_prompt=True)
 
 
-def load_policy(name: str) -> Policy:
-    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve)."""
+def load_policy(name: str, engine: str = "hf") -> Policy:
+    """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve);
+    `engine` "vllm" samples it through vLLM (mentor/evaluation/vllm_engine.py), "hf" through transformers."""
+    from mentor.evaluation.vllm_engine import ENGINES, VllmEngine
     from mentor.lab import COMMITTED_POLICY  # `lab` names it
     from mentor.models import resolve
     from mentor.policy import load_checkpoint
 
+    if engine not in ENGINES:
+        raise InputError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")
     path = str(COMMITTED_POLICY) if name == "lab" else name if Path(name).exists() else resolve(name)
     if Path(path).exists() and not (Path(path) / "config.json").is_file():
         raise InputError(f"--policy {name}: {path} has no config.json; give `lab`, a save_pretrained directory or "
                          f"a hub id")
+    vllm = VllmEngine(path) if engine == "vllm" else None  # refused here if vLLM is missing, before the load
     try:
         model, tokenizer = load_checkpoint(path)  # in eval mode
     except (OSError, ValueError) as e:
@@ -52,4 +58,4 @@ def load_policy(name: str) -> Policy:
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     lab = (Path(path) / "meta.json").is_file() and "weights_key" in json.loads((Path(path) / "meta.json").read_text())
-    return Policy(name, model, tokenizer, LAB_MAX_NEW_TOKENS if lab else DEFAULT_MAX_NEW_TOKENS)
+    return Policy(name, model, tokenizer, LAB_MAX_NEW_TOKENS if lab else DEFAULT_MAX_NEW_TOKENS, vllm)
