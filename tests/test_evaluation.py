@@ -18,7 +18,7 @@ from mentor.traces.viewer import read_jsonl
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
               "failures", "reliance", "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s", "rescued",
-              "rescue_ci", "vs_none", "withheld_missing_column"}
+              "rescue_ci", "vs_none", "withheld_missing_column", "group_rescued"}
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +60,13 @@ def test_the_command_writes_every_field_and_a_3_digit_prefix_rescues_what_no_hin
         assert entry["rescued"] == round(entry["rescue_rate"] * groups)
         assert entry["rescue_ci"] == pytest.approx(list(wilson(entry["rescued"], groups)))
         assert entry["rescue_ci"][0] <= entry["rescue_rate"] <= entry["rescue_ci"][1]
+        assert len(entry["group_rescued"]) == groups and sum(entry["group_rescued"]) == entry["rescued"]
         if name != "none":
             vs = entry["vs_none"]
             assert vs["difference"] == pytest.approx(entry["rescue_rate"] - report["configs"]["none"]["rescue_rate"])
             assert vs["ci"][0] <= vs["difference"] <= vs["ci"][1] and vs["gained"] >= entry["rescued"] - 1
     assert report["configs"]["none"]["vs_none"] is None and report["warnings"] == []
+    assert report["problem_ids"] == [json.loads(x)["problem_id"] for x in failures.read_text().splitlines()]
     none, lib3, mentor = (report["configs"][n] for n in ("none", "lib3", "mentor"))
     assert none["hint_tokens"] == 0 and none["reliance"] is None
     assert lib3["hint_tokens"] == 3.0  # 3 digits, one char-level token each

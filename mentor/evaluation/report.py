@@ -118,7 +118,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
     max_new_tokens = max_new_tokens or policy.max_new_tokens
     classes = [error_class(g) for g in groups]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
-                              "max_new_tokens": max_new_tokens, "configs": {}, "warnings": []}
+                              "max_new_tokens": max_new_tokens, "configs": {}, "warnings": [],
+                              "problem_ids": [g.problem_id for g in groups]}
     rescued_by: dict[str, list[bool]] = {}
     sampled: dict[str, tuple[list, list, list]] = {}  # per row: inputs, responses, rewards (for the lookahead)
     for name in ["none", *runtimes]:
@@ -172,6 +173,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
             "vs_none": paired_difference(rescued, rescued_by["none"]) if name != "none" else None,
             "withheld_missing_column": withheld_for_missing(groups, interventions, runtime.config.columns)
                                        if name != "none" else {},
+            # Per group, in the order of `problem_ids`: for paired analyses across runs (mentor.evaluation.pooled).
+            "group_rescued": rescued,
         }
         report["warnings"] += missing_column_warnings(name, report["configs"][name])
         rescued_by[name] = rescued

@@ -23,7 +23,6 @@ import hashlib
 import itertools
 import json
 import math
-import random
 import sys
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -31,6 +30,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.lab.policy_stats import holm, sign_flip_p, t_test
 from mentor.output import partial_path, write_atomically
@@ -38,7 +38,6 @@ from mentor.types import InputError
 
 COLLAPSE_MIN = 2 / 3
 LAST_EVALS = 3
-MARGIN = 0.03  # the equivalence margin of the decision rule
 COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - resample": ("mentor", "resample"),
                "static_hints - resample": ("static_hints", "resample"), "mentor - grpo": ("mentor", "grpo"),
                "resample - grpo": ("resample", "grpo"), "learning - mentor": ("learning", "mentor"),
@@ -65,62 +64,6 @@ def outcome(curve: list[dict[str, Any]], last: int = LAST_EVALS) -> float:
     if not points:
         raise ValueError("outcome: the curve has no evaluation after step 0")
     return sum(points) / len(points)
-
-
-def _quantile(sorted_values: list[float], q: float) -> float:
-    """Linear-interpolated quantile of sorted values."""
-    pos = q * (len(sorted_values) - 1)
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def paired_bootstrap(diffs: dict[Any, list[float]], resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
-    """Cluster bootstrap of a mean paired difference: `diffs` maps each cluster (a policy) to its blocks' differences.
-    Each resample draws as many clusters as there are, with replacement, and takes the mean over all their blocks.
-    Returns the observed mean, percentile 95% and 90% intervals, the blocks `n` and the clusters.
-
-    >>> r = paired_bootstrap({0: [0.1, 0.1], 1: [0.1]})
-    >>> round(r["mean"], 6), [round(x, 6) for x in r["ci"]], r["n"], r["clusters"]
-    (0.1, [0.1, 0.1], 3, 2)
-    >>> r = paired_bootstrap({0: [0.0], 1: [1.0]}, resamples=2000)  # a resample is one policy twice, or both
-    >>> r["mean"], r["ci"], r["ci90"]
-    (0.5, [0.0, 1.0], [0.0, 1.0])
-    """
-    clusters = [list(v) for v in diffs.values() if v]
-    if not clusters:
-        raise ValueError("paired_bootstrap: no differences")
-    n = sum(len(c) for c in clusters)
-    mean = sum(sum(c) for c in clusters) / n
-    rng = random.Random(seed)
-    means = []
-    for _ in range(resamples):
-        drawn = [clusters[rng.randrange(len(clusters))] for _ in clusters]
-        means.append(sum(sum(c) for c in drawn) / sum(len(c) for c in drawn))
-    means.sort()
-    return {"mean": mean, "ci": [_quantile(means, 0.025), _quantile(means, 0.975)],
-            "ci90": [_quantile(means, 0.05), _quantile(means, 0.95)], "n": n, "clusters": len(clusters)}
-
-
-def decide(stats: dict[str, Any], margin: float = MARGIN) -> dict[str, Any]:
-    """The pre-registered decision on one comparison: `win` (95% CI above 0), `loss` (below 0), `matches` (90% CI
-    inside ±margin), else `unresolved` with the blocks needed for a 95% CI of ±margin, n × (half-width / margin)².
-
-    >>> decide({"ci": [0.01, 0.05], "ci90": [0.02, 0.04], "n": 10})["decision"]
-    'win'
-    >>> decide({"ci": [-0.02, 0.02], "ci90": [-0.015, 0.015], "n": 10})["decision"]
-    'matches'
-    >>> decide({"ci": [-0.06, 0.06], "ci90": [-0.05, 0.05], "n": 10})
-    {'decision': 'unresolved', 'n_needed': 40}
-    """
-    lo, hi = stats["ci"]
-    if lo > 0:
-        return {"decision": "win"}
-    if hi < 0:
-        return {"decision": "loss"}
-    if -margin <= stats["ci90"][0] and stats["ci90"][1] <= margin:
-        return {"decision": "matches"}
-    half = (hi - lo) / 2
-    return {"decision": "unresolved", "n_needed": math.ceil(stats["n"] * (half / margin) ** 2)}
 
 
 def decide_t(stats: dict[str, Any], margin: float = MARGIN, alpha: float = ALPHA) -> dict[str, Any]:

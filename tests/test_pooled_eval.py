@@ -1,0 +1,60 @@
+"""`python -m mentor.evaluation.pooled`: `mentor eval` reports of several seeds pooled, a problem one cluster."""
+
+import json
+
+import pytest
+
+from mentor.evaluation.pooled import main, parse_comparison, pool
+from mentor.types import InputError
+
+
+def report(ids, **rows):
+    return {"configs": {n: {"group_rescued": f, "rescue_rate": sum(f) / len(f)} for n, f in rows.items()},
+            "problem_ids": ids}
+
+
+def test_rows_pool_every_group_and_a_comparison_clusters_by_problem():
+    a = report(["p1", "p2", "p3"], none=[False, False, True], mentor=[True, False, True])
+    b = report(["p1", "p4"], none=[False, False], mentor=[True, True])
+    out = pool([a, b], [("mentor", "none")], resamples=2000)
+    assert out["rows"]["mentor"]["groups"] == 5 and out["rows"]["mentor"]["rescued"] == 4
+    assert out["rows"]["none"]["per_report"] == [pytest.approx(1 / 3), 0.0]
+    c = out["comparisons"]["mentor - none"]
+    assert c["mean"] == pytest.approx(3 / 5) and (c["n"], c["clusters"]) == (5, 4)  # p1 twice is one cluster
+    assert (c["gained"], c["lost"]) == (3, 0) and c["per_report"] == [pytest.approx(1 / 3), 1.0]
+    assert c["ci"][0] <= c["mean"] <= c["ci"][1] and c["decision"] in {"win", "unresolved"}
+
+
+def test_equal_rows_match_and_opposite_rows_lose():
+    ids = [f"p{i}" for i in range(200)]
+    same = report(ids, none=[i % 2 == 0 for i in range(200)], mentor=[i % 2 == 0 for i in range(200)])
+    assert pool([same], [("mentor", "none")])["comparisons"]["mentor - none"]["decision"] == "matches"
+    worse = report(ids, none=[True] * 200, mentor=[i % 3 == 0 for i in range(200)])
+    assert pool([worse], [("mentor", "none")])["comparisons"]["mentor - none"]["decision"] == "loss"
+
+
+def test_bad_inputs_name_the_fix(tmp_path):
+    with pytest.raises(InputError, match="ROW-ROW"):
+        parse_comparison("mentor")
+    with pytest.raises(InputError, match="no row 'feedback'"):
+        pool([report(["p"], none=[True], mentor=[False])], [("mentor", "feedback")])
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"configs": {"none": {"rescue_rate": 0.0}}}))
+    assert main([str(old), "--compare", "mentor-none"]) == 2
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(report(["p1", "p2"], none=[True])))
+    with pytest.raises(SystemExit):
+        main([str(short)])  # --compare is required
+
+
+def test_the_command_prints_and_writes_the_pooled_figures(tmp_path, capsys):
+    files = []
+    for seed in range(2):
+        f = tmp_path / f"eval_{seed}.json"
+        f.write_text(json.dumps(report(["p1", "p2", "p3"], none=[False] * 3, mentor=[True, seed == 0, False])))
+        files.append(str(f))
+    assert main([*files, "--compare", "mentor - none", "-o", str(tmp_path / "pooled.json")]) == 0
+    printed = capsys.readouterr().out
+    assert "2 reports pooled" in printed and "mentor - none" in printed and "3 problems" in printed
+    written = json.loads((tmp_path / "pooled.json").read_text())
+    assert written["comparisons"]["mentor - none"]["mean"] == pytest.approx(3 / 6)
