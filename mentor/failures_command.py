@@ -88,7 +88,9 @@ def policy_rows(o: dict) -> tuple[list[dict], str]:
                                                o["samples"], o["temperature"], tokens, o["seed"], o["all"], o["engine"])
     if code:
         return rows, (f"humaneval: {counts['collapsed']} of {counts['problems']} groups collapsed ({o['samples']} "
-                      f"samples, T={o['temperature']}, {tokens} new tokens); wrote {counts['kept']} groups to {{out}}")
+                      f"samples, T={o['temperature']}, {tokens} new tokens), pass@1 {counts['passed']}/"
+                      f"{counts['responses']} = {counts['passed'] / max(1, counts['responses']):.3f}; wrote "
+                      f"{counts['kept']} groups to {{out}}")
     left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
     return rows, (f"{o['family']}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote "
                   f"{counts['kept']} groups to {{out}}; tiers left out as leaks: {left_out}")

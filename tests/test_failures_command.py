@@ -81,6 +81,7 @@ def test_humaneval_responses_are_scored_in_the_sandbox_and_only_collapsed_groups
     monkeypatch.setattr(policy_failures, "sampled_groups", responses)
     rows, counts = policy_failures.humaneval_failure_rows("unused", n=2, samples=2)
     assert (counts["problems"], counts["collapsed"], counts["kept"]) == (2, 1, 1)
+    assert (counts["responses"], counts["passed"]) == (4, 1)  # pass@1 1/4: the one right function
     assert rows[0]["problem_id"] == "HumanEval/1" and [a["reward"] for a in rows[0]["attempts"]] == [0.0, 0.0]
     assert rows[0]["reference"]["feedback"] == ("Your previous attempt failed: `separate_paren_groups` is not defined "
                                                 "(defined: has_close_elements).")  # the sandbox's own words

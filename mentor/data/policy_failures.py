@@ -63,11 +63,13 @@ def sampled_groups(policy_name: str, task: str, groups: list[tuple[str, str, dic
 def collapsed_rows(task: str, groups: list[tuple[str, str, dict]], texts: list[list[str]],
                    rewards: list[list[float]], keep_all: bool) -> tuple[list[dict], list[int], Counter]:
     """The failure rows of the groups with no reward (every group with `keep_all`), the indices of those kept, and
-    the counts `problems`, `collapsed`, `kept`."""
+    the counts `problems`, `collapsed`, `kept`, `responses` and `passed` (responses with reward > 0: pass@1's terms)."""
     counts, kept, index = Counter(problems=len(groups)), [], []
     for i, ((pid, prompt, reference), group, scores) in enumerate(zip(groups, texts, rewards)):
         collapsed = not any(scores)
         counts["collapsed"] += collapsed
+        counts["responses"] += len(scores)
+        counts["passed"] += sum(s > 0 for s in scores)
         if keep_all or collapsed:
             counts["kept"] += 1
             index.append(i)
@@ -99,7 +101,7 @@ def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, tem
     `mentor.data.humaneval.chat_prompt` through its chat template; every response scored in the sandbox by
     `code_reward`. The reference holds the problem's test, entry point, code prompt, canonical solution and task id
     (the code task's fields), and `feedback`: feedback_hint of the first attempt (a static library of execution
-    feedback); counts `problems`, `collapsed`, `kept`."""
+    feedback); counts as `collapsed_rows`."""
     from mentor.data.humaneval import chat_prompt, load_humaneval
     from mentor.rewards import code_reward
 
