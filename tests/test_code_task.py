@@ -100,6 +100,21 @@ def test_feedback_details(task, he):
     assert fb["failing_test"].startswith("assert candidate(") and fb["failing_test_line"] == 10
 
 
+def test_a_whole_function_runs_after_the_prompts_imports(task, he):
+    """Qwen2.5-Coder restates the function without `from typing import List`: HumanEval's prompt + completion would
+    run it, so the harness runs the prompt's import lines before it (line numbers stay the completion's own)."""
+    p = he["HumanEval/0"]
+    bare = ("def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+            "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n")
+    assert task.score(bare, p) == 1.0
+    assert task.score(bare, {**p, "prompt": ""}) == 0.0  # no prompt, no imports: NameError on List
+    raising = "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n    return 1 / 0\n"
+    fb = fb_of(task, raising, p)
+    assert fb["exception"]["type"] == "ZeroDivisionError" and fb["exception"]["line"] == 2
+    future = "from __future__ import annotations\n" + bare  # cannot follow other imports: runs alone, as before
+    assert fb_of(task, future, p)["kind"] == "pass"
+
+
 def test_partial_credit(task, he, pool):
     p = he["HumanEval/0"]
     assert task.score("    return False\n", p) == 0.0
@@ -211,6 +226,10 @@ def test_extract_code():
     assert extract_code("") is None
     assert extract_code("    return x + 1") == "    return x + 1\n"
     assert extract_code([{"role": "assistant", "content": "```\ny = 2\n```"}]) == "y = 2\n"
+    # No opening fence, then a closing one and prose (seen from Qwen2.5-Coder at T = 1): the function, not the prose
+    stray = "def f(a):\n    return a\n```\n\nThis function's loop isn't needed."
+    assert extract_code(stray, "f") == "def f(a):\n    return a\n"
+    assert extract_code(stray) == "This function's loop isn't needed.\n"  # no entry point named: the old reading
 
 
 # --- the four nodes' rules -------------------------------------------------------------------------------

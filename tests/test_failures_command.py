@@ -87,3 +87,28 @@ def test_humaneval_responses_are_scored_in_the_sandbox_and_only_collapsed_groups
                                                 "(defined: has_close_elements).")  # the sandbox's own words
     rows, _ = policy_failures.humaneval_failure_rows("unused", n=2, samples=2, keep_all=True)
     assert [a["reward"] for a in rows[0]["attempts"]] == [1.0, 0.0]  # the canonical solution passes HumanEval/0
+
+
+def test_the_feedback_row_gives_the_failing_test_that_the_gated_library_withholds(monkeypatch, tmp_path):
+    """Issue 40's `feedback` row (benchmarks/eval_configs/qwen_feedback.yaml) gives execution feedback as peers do: a
+    failing test with its expected value, which the leakage checker withholds in the gated library."""
+    import json
+
+    from mentor.data import policy_failures
+    from mentor.evaluation.report import with_columns
+    from mentor.runtime import MentorRuntime
+
+    wrong = "```python\ndef has_close_elements(numbers, threshold):\n    return False\n```"
+    monkeypatch.setattr(policy_failures, "sampled_groups", lambda *a: [[wrong, wrong]])
+    rows, _ = policy_failures.humaneval_failure_rows("unused", n=1, samples=2)
+    path = tmp_path / "f.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n")
+    groups, _ = read_failures(path)
+    feedback = rows[0]["reference"]["feedback"]
+    assert "== True` (returned False)" in feedback  # the test's expected value: what the gate calls a leak
+    ungated = MentorRuntime("benchmarks/eval_configs/qwen_feedback.yaml")
+    [given] = ungated.run([with_columns(g, {"hint": "feedback"}) for g in groups])
+    assert given.hint == feedback and not given.withheld
+    gated = MentorRuntime({"task": "code", "graph": "graphs/static_hints/graph.py:graph"})
+    [gate] = gated.run([with_columns(g, {"hint": "feedback"}) for g in groups])
+    assert gate.hint is None and gate.leak["leaked_drafts"][0]["detectors"] == ["test_output"]

@@ -3,8 +3,9 @@ the trainer for execution (`harness_source()` reads this file; `mentor_harness` 
 only in the sandboxed program).
 
 What it does, in one program:
-1. picks the code to run: the completion alone when it defines the entry point, else the problem's
-   prompt followed by the completion (HumanEval-style function bodies);
+1. picks the code to run: the completion alone when it defines the entry point (after the prompt's import
+   lines, as prompt + completion would have them), else the problem's prompt followed by the completion
+   (HumanEval-style function bodies);
 2. runs it as a module named `__mentor_solution__` (so `if __name__ == "__main__":` blocks stay off);
 3. runs the tests in a separate namespace with a snapshot of the builtins, every `assert` rewritten into
    a counted check that records the first failure (the call, what it returned, the exception) and goes
@@ -235,6 +236,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
     src, offset, err = None, 0, None
     first = _next((ln for ln in CODE.split("\n") if ln.strip()), "")
     body_only = first[:1] in (" ", "\t")
+    prepended = False
     if not body_only or not PROMPT:
         try:
             compiled = compile(CODE, "<solution>", "exec")
@@ -245,7 +247,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
         joined = PROMPT if PROMPT.endswith("\n") else PROMPT + "\n"
         try:
             compiled = compile(joined + CODE, "<solution>", "exec")
-            src, offset, err = joined + CODE, joined.count("\n"), None
+            src, offset, err, prepended = joined + CODE, joined.count("\n"), None, True
         except SyntaxError as e2:
             if body_only or err is None:  # a function body: report against prompt + body
                 err, offset = e2, joined.count("\n")
@@ -255,13 +257,20 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
         res["syntax"] = {"message": short(_getattr(err, "msg", err)), "line": line,
                          "text": short((_getattr(err, "text", "") or "").strip(), 120)}
         emit()
-    res["prompt_prepended"] = offset > 0
+    res["prompt_prepended"] = prepended
     res["line_offset"] = offset
     expected = EXPECTED_PARAMS
 
     # 2. define the solution ----------------------------------------------------------------------
     res["stage"] = "define"
     ns = {"__name__": "__mentor_solution__", "__builtins__": _b}
+    if not prepended:  # the prompt's imports first, as HumanEval's prompt + completion would run them: a function
+        # restated without `from typing import List` otherwise fails on its own annotations
+        try:
+            exec("".join(ln + "\n" for ln in PROMPT.split("\n") if ln.startswith(("import ", "from "))), ns)
+        except _BaseException:
+            pass
+    imported = _dict(ns)
     _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
     try:
         exec(compiled, ns)
@@ -276,7 +285,8 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
     raw = ns.get(ENTRY)
     if raw is None or not _callable(raw):
         res["kind"] = "missing_function"
-        res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and _callable(v))[:10]
+        res["defined"] = _sorted(k for k, v in ns.items() if not k.startswith("__") and _callable(v)
+                                 and imported.get(k, ns) is not v)[:10]
         emit()
     code = _getattr(raw, "__code__", None)
     if code is not None:

@@ -51,7 +51,9 @@ def extract_code(text: str, entry_point: str | None = None) -> str | None:
     if blocks:
         python = [b for lang, b in blocks if lang in ("", "python", "py", "python3")] or [b for _, b in blocks]
         if entry_point:
-            for b in python:
+            # The text before the first fence counts too: a function written without its opening fence, then a
+            # closing one and prose (Qwen2.5-Coder at T = 1), would otherwise be read as the prose after it.
+            for b in [*python, text[:text.find("```")]]:
                 if re.search(rf"^[^\S\n]*(async\s+)?def\s+{re.escape(entry_point)}\s*\(", b, re.M):
                     return b.strip("\n") + "\n"
         code = "\n".join(b.strip("\n") for b in python if b.strip())
