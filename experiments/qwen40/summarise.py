@@ -1,0 +1,71 @@
+"""Issue 40's run, summarised from the committed files of experiments/qwen40 (docs/evaluation.md, "A real coder"):
+per seed, each row's figures and how many `feedback` hints the rules leakage checker would have withheld; one rescued
+and one unrescued group per row, as text. Reads only; samples nothing.
+
+    .venv/bin/python experiments/qwen40/summarise.py [SEED ...]      # default: every seed with an eval_S.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def leak_checked(group: dict) -> int:
+    """1 if the rules leakage checker flags the group's `feedback` hint (the gated library would withhold it)."""
+    from mentor.leakage.checker import check_leak
+    from mentor.tasks import get_task
+
+    hint = group["reference"].get("feedback") or ""
+    return int(bool(hint) and check_leak(hint, group["reference"], get_task("code"), problem=group["prompt"]).leaked)
+
+
+def examples(seed: int, report: dict) -> list[str]:
+    """Per hinted row, its first rescued and first unrescued group that got a hint: the problem and the hint."""
+    lines = []
+    for name, row in report["configs"].items():
+        path = HERE / f"iv_{seed}" / f"{name}.jsonl"
+        if name == "none" or not path.exists():
+            continue
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for want in (True, False):
+            for record, rescued in zip(records, row["group_rescued"]):
+                if rescued == want and record.get("hint"):
+                    lines.append(f"  {name} {'rescued' if want else 'not rescued'}: {record['problem_id']}: "
+                                 f"{record['hint'][:400]!r}")
+                    break
+    return lines
+
+
+def summarise(seed: int) -> list[str]:
+    report = json.loads((HERE / f"eval_{seed}.json").read_text())
+    groups = [json.loads(line) for line in (HERE / f"failures_{seed}.jsonl").read_text().splitlines()]
+    lines = [f"seed {seed}: {len(groups)} collapsed groups; eval seed {report['seed']}"]
+    for name, row in report["configs"].items():
+        vs = row["vs_none"]
+        lines.append(f"  {name:<11} {row['rescued']:>3}/{row['groups']} {row['rescue_rate']:.3f} "
+                     f"[{row['rescue_ci'][0]:.3f}, {row['rescue_ci'][1]:.3f}]"
+                     + (f" vs none {vs['difference']:+.3f} [{vs['ci'][0]:+.3f}, {vs['ci'][1]:+.3f}]" if vs else "")
+                     + f"  reward {row['mean_reward']:.3f}  hint tokens {row['hint_tokens']:.1f}  reliance "
+                     + ("-" if row["reliance"] is None else f"{row['reliance']:.3f}")
+                     + f"  withheld {row['withheld']} fallbacks {row['llm_fallbacks']} failures {row['failures']}"
+                     + f"  mentor {row['mentor_s']:.0f} s sample {row['sample_s']:.0f} s")
+    flagged = sum(leak_checked(g) for g in groups)
+    lines.append(f"  feedback hints the rules leakage checker would withhold: {flagged} of {len(groups)}")
+    o = report["oracle"]
+    lines.append(f"  oracle {o['rescue_rate']:.3f}, best single {o['best_single']} {o['best_single_rate']:.3f}")
+    return lines + examples(seed, report)
+
+
+def main(argv: list[str]) -> int:
+    seeds = [int(s) for s in argv] or sorted(int(p.stem.split("_")[1]) for p in HERE.glob("eval_*.json"))
+    for seed in seeds:
+        print("\n".join(summarise(seed)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
