@@ -14,8 +14,14 @@ REPLACEMENT = "\ufffd"
 
 
 def invalid_text(value: Any, where: str = "") -> str | None:
-    """Where the first string in `value` (a string, or dicts and lists of them, keys included) holds a lone
-    surrogate, as a path such as `hint` or `nodes[2].output.root_cause` (`where` is the prefix); None if none does."""
+    r"""Where the first string in `value` (a string, or dicts and lists of them, keys included) holds a lone
+    surrogate, as a path such as `hint` or `nodes[2].output.root_cause` (`where` is the prefix); None if none does.
+
+    >>> invalid_text({"hint": "fine"}) is None
+    True
+    >>> invalid_text({"nodes": [{"output": {"root_cause": "x\ud800"}}]})
+    'nodes[0].output.root_cause'
+    """
     if not _holds_surrogate(value):  # the common case, walked without building paths
         return None
     stack = [(where, value)]

@@ -31,15 +31,23 @@ _VULGAR = re.compile(r"(\d?)([%s])" % "".join(
 
 
 def visible_text(text: str) -> str:
-    """`text` without its format characters (Unicode category Cf: zero-width spaces and joiners, word joiners,
-    soft hyphens, byte-order marks), which show nothing yet split a number for a detector."""
+    r"""`text` without its format characters (Unicode category Cf: zero-width spaces and joiners, word joiners,
+    soft hyphens, byte-order marks), which show nothing yet split a number for a detector.
+
+    >>> visible_text("4\u200b2")
+    '42'
+    """
     return "".join(c for c in text if unicodedata.category(c) != "Cf")
 
 
 def fold_for_detectors(text: str) -> str:
-    """`text` as the detectors read it: superscripts and subscripts as `^n` and `_n`, fraction characters as
+    r"""`text` as the detectors read it: superscripts and subscripts as `^n` and `_n`, fraction characters as
     `(n/d)`, NFKC (full-width and mathematical digits as ASCII), the fraction and division slashes as `/`, and
-    format characters and stray combining marks dropped. Idempotent."""
+    format characters and stray combining marks dropped. Idempotent.
+
+    >>> fold_for_detectors("½")
+    '(1/2)'
+    """
     text = visible_text(text)
     text = _SUPERSCRIPT_RUN.sub(lambda m: "^" + m.group().translate(_SUPERSCRIPT), text)
     text = _SUBSCRIPT_RUN.sub(lambda m: "_" + m.group().translate(_SUBSCRIPT), text)

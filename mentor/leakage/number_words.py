@@ -24,10 +24,14 @@ def _is_numeral(w: str) -> bool:
 
 
 def word_numbers(text: str) -> list[tuple[Fraction, int, int]]:
-    """(value, start, end) of each number written in words in `text`: `five hundred and seventy-nine`,
+    r"""(value, start, end) of each number written in words in `text`: `five hundred and seventy-nine`,
     `minus three`, `two thirds`, `a half`, digits read one by one (`five seven nine` -> 579), and digits with a
     scale or place word (`1 million`, `5 hundred 79`, `5 hundreds, 7 tens and 9 ones`). A numeral alone is not one:
-    `mentor.leakage.literals` reads those."""
+    `mentor.leakage.literals` reads those.
+
+    >>> word_numbers("forty two apples")
+    [(Fraction(42, 1), 0, 9)]
+    """
     words = [(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text.lower())]
     found, k = [], 0
 

@@ -34,7 +34,11 @@ def to_ascii_math(text: str) -> str:
     `2\frac{1}{2}` -> `(2+((1)/(2)))`, `\sqrt{x}` and `√x` -> `sqrt(x)`, `\binom{a}{b}` -> `C(a,b)`, `\cdot` -> `*`,
     `\pi` and `π` -> `pi`, `\infty` and `∞` -> `oo`, braces -> parentheses; `$`, `\$`, degree marks (`^\circ`, `°`)
     and LaTeX spacing dropped (`10,\!080` and `10{,}080` -> `10,080`), unicode minus and times replaced. Lengths
-    change; use it for values, not for positions."""
+    change; use it for values, not for positions.
+
+    >>> to_ascii_math(r"\dfrac{3}{4} \cdot \sqrt{2}")
+    '((3)/(4)) * sqrt(2)'
+    """
     for k, v in _UNICODE.items():
         text = text.replace(k, v)
     for pat, rep in _LATEX_SIMPLE:

@@ -65,7 +65,11 @@ def _drop_unit_words(body: str) -> str:
 
 def answer_body(text: str) -> str:
     r"""The ASCII math of an answer, as its value is read: the `\boxed{}` around it, currency signs, trailing units
-    and degree marks dropped, thousands separators joined (`\$1,200` -> `1200`, `42^\circ` -> `42`)."""
+    and degree marks dropped, thousands separators joined (`\$1,200` -> `1200`, `42^\circ` -> `42`).
+
+    >>> answer_body(r"\$1,200"), answer_body(r"42^\circ"), answer_body(r"\text{Yes}")
+    ('1200', '42', 'Yes')
+    """
     body = to_ascii_math(_drop_unit_text(_BOXED.sub(r"\1", str(text).strip()))).strip().rstrip(".").strip()
     body = _GROUPED.sub(lambda m: m.group().replace(",", ""), _drop_unit_words(body))
     return body.replace(" ", "") if _SPACED.fullmatch(body) else body
@@ -90,7 +94,11 @@ def _split(body: str) -> tuple[list[str], bool]:
 
 
 def answer_parts(body: str) -> list[str]:
-    """The parts of an answer's ASCII `body`, split at `,`, `;`, `and`, `or` outside brackets (`(0,1)` is one)."""
+    r"""The parts of an answer's ASCII `body`, split at `,`, `;`, `and`, `or` outside brackets (`(0,1)` is one).
+
+    >>> answer_parts("376 and 625"), answer_parts("(0,1)")
+    (['376', '625'], ['(0,1)'])
+    """
     return _split(body)[0]
 
 
@@ -113,9 +121,13 @@ def unnamed(body: str) -> str:
 
 
 def answer_values(body: str) -> tuple[tuple[Fraction, ...], bool] | None:
-    """(exact values, whether the answer is one percentage) of an answer's ASCII `body` (`answer_body`): one value,
+    r"""(exact values, whether the answer is one percentage) of an answer's ASCII `body` (`answer_body`): one value,
     or one per part (`376 and 625`, `x=6, y=5`, `x=±1, ±2`, `f(x)=0 or f(x)=1`); a percentage's value is its
-    fraction (`25%`: 1/4). None when a part is not a number."""
+    fraction (`25%`: 1/4). None when a part is not a number.
+
+    >>> answer_values("25%"), answer_values("x=6, y=5")
+    (((Fraction(1, 4),), True), ((Fraction(6, 1), Fraction(5, 1)), False))
+    """
     whole = expression_value(unnamed(body).replace("±", ""))
     if whole is not None:
         return ((whole, -whole) if "±" in body else (whole,)), body.endswith("%")
@@ -131,7 +143,11 @@ def answer_values(body: str) -> tuple[tuple[Fraction, ...], bool] | None:
 def lists_options(got: str, answer: str) -> bool:
     r"""Whether a final answer `got` hedges against the reference `answer`: it has a word of choice (`or`, `either`,
     `maybe`) that the answer lacks, lists more items than the answer (`Monday, Tuesday, ...` for `Monday`,
-    `\boxed{200, 1}` for `1,200`), or a `±` where the answer is one item."""
+    `\boxed{200, 1}` for `1,200`), or a `±` where the answer is one item.
+
+    >>> lists_options(r"\boxed{200, 1}", "1,200"), lists_options("even or odd", "even"), lists_options("1200", "1,200")
+    (True, True, False)
+    """
     g, a = answer_body(got), answer_body(answer)
     if HEDGE_WORDS & set(word_list(g)) - set(word_list(a)):
         return True

@@ -23,10 +23,14 @@ def _digits_value(digits: str) -> int:
 
 
 def numeral_value(text: str) -> Fraction:
-    """The exact value of a decimal numeral without sign or exponent (`579`, `0.50`, `.5`, `5.`).
+    r"""The exact value of a decimal numeral without sign or exponent (`579`, `0.50`, `.5`, `5.`).
 
     Raises:
-        ValueError: `text` is not such a numeral, or has more than `MAX_NUMERAL_DIGITS` digits."""
+        ValueError: `text` is not such a numeral, or has more than `MAX_NUMERAL_DIGITS` digits.
+
+    >>> numeral_value("0.50"), numeral_value(".5"), numeral_value("1200")
+    (Fraction(1, 2), Fraction(1, 2), Fraction(1200, 1))
+    """
     m = _NUMERAL.fullmatch(text)
     if not m or not (m.group(1) or m.group(2)):
         raise ValueError(f"not a decimal numeral: {text[:40]!r}")

@@ -10,7 +10,11 @@ def word_list(text: str) -> list[str]:
 
 
 def split_steps(text: str) -> list[str]:
-    """Steps of a worked solution: its non-empty lines, or its sentences when it is one line."""
+    r"""Steps of a worked solution: its non-empty lines, or its sentences when it is one line.
+
+    >>> split_steps("First add.\nThen divide.")
+    ['First add.', 'Then divide.']
+    """
     lines = [ln.strip() for ln in text.strip().split("\n") if ln.strip()]
     if len(lines) > 1:
         return lines

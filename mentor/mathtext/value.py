@@ -90,12 +90,15 @@ def _tokens(expr: str, env: dict[str, Number] | None) -> list[tuple[str, Any]]:
 
 
 def expression_value(expr: str, env: dict[str, Number] | None = None, allow_float: bool = False) -> Number | None:
-    """Value of a short expression, or None when it is malformed, has unbound letters or is too large.
+    r"""Value of a short expression, or None when it is malformed, has unbound letters or is too large.
 
     Args:
         expr: ASCII math (`70+99+70`, `((1)/(2))`, `2^(10)`, `C(10,5)`, `5!`, `n(n-3)/2`).
         env: values of single-letter variables (default None: letters are not allowed).
         allow_float: give a float for irrational results such as `sqrt(3)/3` (default False: None).
+
+    >>> expression_value("2^10 - 1"), expression_value("x + 1", {"x": 2})
+    (Fraction(1023, 1), Fraction(3, 1))
     """
     try:
         toks = _tokens(expr.strip(), env)

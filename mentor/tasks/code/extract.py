@@ -14,10 +14,14 @@ _LANG = re.compile(r"[ \t]*([A-Za-z0-9_+.-]*)")
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
-    """(language, body) of each ``` block; an unclosed one runs to the end of the text.
+    r"""(language, body) of each ``` block; an unclosed one runs to the end of the text.
 
     A scan with str.find rather than one regex: a regex tries every ``` of a line with no newline after it and
-    rescans to the line's end each time, quadratic on a line of backticks."""
+    rescans to the line's end each time, quadratic on a line of backticks.
+
+    >>> fenced_blocks("Here:\n```python\nx = 1\n```\nand ```\ny\n")
+    [('python', 'x = 1\n'), ('', 'y\n')]
+    """
     blocks, pos = [], 0
     while (start := text.find("```", pos)) >= 0:
         eol = text.find("\n", start + 3)
@@ -32,7 +36,11 @@ def fenced_blocks(text: str) -> list[tuple[str, str]]:
 
 
 def without_think(text: str) -> str:
-    """The text without its closed `<think>...</think>` spans (a scan, for the same reason as `fenced_blocks`)."""
+    r"""The text without its closed `<think>...</think>` spans (a scan, for the same reason as `fenced_blocks`).
+
+    >>> without_think("<think>plan</think>answer")
+    'answer'
+    """
     parts, pos = [], 0
     while (start := text.find("<think>", pos)) >= 0 and (end := text.find("</think>", start + 7)) >= 0:
         parts.append(text[pos:start])
@@ -41,9 +49,17 @@ def without_think(text: str) -> str:
 
 
 def extract_code(text: str, entry_point: str | None = None) -> str | None:
-    """The Python code of a completion: the fenced block that defines `entry_point` (else the python
+    r"""The Python code of a completion: the fenced block that defines `entry_point` (else the python
     blocks joined), or the plain text when it looks like code; None when there is no code.
-    An unclosed fence (a truncated generation) runs to the end of the text."""
+    An unclosed fence (a truncated generation) runs to the end of the text.
+
+    >>> extract_code("Sure.\n```python\ndef f(a):\n    return a\n```", "f")
+    'def f(a):\n    return a\n'
+    >>> extract_code("def f(a):\n    return a\n```\nIt returns a.", "f")  # no opening fence
+    'def f(a):\n    return a\n'
+    >>> extract_code("The answer is to sort the list.") is None
+    True
+    """
     if not isinstance(text, str):
         text = completion_text(text)
     text = without_think(text)

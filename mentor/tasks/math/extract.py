@@ -12,7 +12,11 @@ def boxed_contents(text: str) -> list[str]:
     unclosed one (a truncated completion) is skipped.
 
     Every brace is matched in one pass (a stack), so a run of unclosed boxes costs linear time; scanning on from
-    each box to its closing brace was quadratic."""
+    each box to its closing brace was quadratic.
+
+    >>> boxed_contents(r"so \boxed{\frac{1}{2}} and \boxed{3}")
+    ['\\frac{1}{2}', '3']
+    """
     opens = [m.end() - 1 for m in _BOX.finditer(text)]  # the index of each box's `{`
     if not opens:
         return []
@@ -46,7 +50,11 @@ def _clean(ans: str) -> str:
 
 def stated_answers(text: str, limit: int = 6) -> list[str]:
     r"""Answers `text` states outright, at most `limit`: each `\boxed{}`, `#### x` and "the answer is x", in that order
-    (the last number is no statement)."""
+    (the last number is no statement).
+
+    >>> stated_answers("So x = 5, and the final answer is 7.")
+    ['7']
+    """
     found = boxed_contents(text) + [_clean(a)[:200] for pattern in (_HASH, _PHRASE) for a in pattern.findall(text)]
     return [a for a in found if a][:limit]
 
