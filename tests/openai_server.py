@@ -106,6 +106,7 @@ class OpenAIServer:
     requests: list[Request] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    huge_sent: list[int] = field(default_factory=list)  # per `content_bytes` reply: content bytes written before it ended
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -267,7 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
         head = b'{"id": "chatcmpl-huge", "object": "chat.completion", "created": 0, "model": "test", "choices": ' \
                b'[{"index": 0, "message": {"role": "assistant", "content": "'
         tail = b'"}, "finish_reason": "stop", "logprobs": null}]}'
-        piece = b"x" * (1 << 20)
+        piece, left = b"x" * (1 << 20), reply.content_bytes
         try:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -278,13 +279,14 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header("Content-Length", str(len(head) + reply.content_bytes + len(tail)))
             self.end_headers()
             self.wfile.write(head)
-            left = reply.content_bytes
             while left > 0 and not self.owner._stopping.is_set():
                 self.wfile.write(piece[:left])
                 left -= len(piece)
             self.wfile.write(tail)
         except (BrokenPipeError, ConnectionResetError):  # the client stopped reading
             self.close_connection = True
+        finally:
+            self.owner.huge_sent.append(reply.content_bytes - max(0, left))
 
 
 def main() -> None:

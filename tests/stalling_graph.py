@@ -1,7 +1,8 @@
 """A mentor graph with a sync node that stalls by the group's problem_id, for tests of timeouts and stuck calls.
 
-`stuck-*` never returns (it first writes "stalling_graph: <id> is stuck" to stderr), `sleep-*` sleeps STALL_S seconds (default 30), `slow-*` sleeps SLOW_S (default 0.4); any
-other group passes straight on to the shipped graph's nodes. Load it with `graph: <this file>:graph`."""
+`stuck-*` never returns (it first writes "stalling_graph: <id> is stuck" to stderr), `sleep-*` sleeps STALL_S seconds
+(default 30), then writes "stalling_graph: <id> woke", `slow-*` sleeps SLOW_S (default 0.4); any other group passes
+straight on to the shipped graph's nodes. Load it with `graph: <this file>:graph`."""
 
 import os
 import sys
@@ -25,6 +26,7 @@ def stall(state: MentorState) -> dict:
         RELEASE.wait()
     elif problem.startswith("sleep"):
         time.sleep(float(os.environ.get("STALL_S", "30")))
+        print(f"stalling_graph: {problem} woke", file=sys.stderr, flush=True)  # a process that waited for it says so
     elif problem.startswith("slow"):
         time.sleep(float(os.environ.get("SLOW_S", "0.4")))
     return {}

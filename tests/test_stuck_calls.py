@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -38,11 +37,9 @@ def python(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProces
 def test_diagnose_exits_after_the_timeout_though_a_sync_node_is_stuck(tmp_path, stall):
     (tmp_path / "f.jsonl").write_text(rows(f"{stall}-1", "add-1"))
     (tmp_path / "cfg.yaml").write_text(f"graph: {GRAPH}\ntimeout_s: 1\n")
-    t0 = time.monotonic()
     done = python(["-m", "mentor.cli", "diagnose", "f.jsonl", "-o", "out.jsonl", "--config", "cfg.yaml"], tmp_path)
-    wall = time.monotonic() - t0
-    assert done.returncode == 0, done.stderr
-    assert wall < 25, wall  # before: the process waited for the sleeping thread (31 s), or for ever
+    assert done.returncode == 0, done.stderr  # "stuck": before, it waited for ever (HANG_GUARD_S ends that)
+    assert "woke" not in done.stderr  # "sleep": before, it waited for the sleeping thread (30 s) before exiting
     stuck, fine = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert stuck["hint"] is None and "timeout: no hint within 1 s of the group's start" in stuck["error"]
     assert "cut off in stall" in stuck["error"]
@@ -76,10 +73,8 @@ def test_stuck_calls_hold_at_most_the_bound_of_the_mentors_own_threads_and_never
     # 2 * max_concurrent_groups = 4 daemon threads. Stuck calls hold them for good (Python cannot stop a thread):
     # with one thread left, groups are hinted; with none, a group is cut off at its deadline (the documented limit),
     # never hung. The process then exits at once, its 4 threads still stuck.
-    t0 = time.monotonic()
-    done = python(["-c", f"GRAPH = {GRAPH!r}\n" + STUCK_THREADS], tmp_path)
+    done = python(["-c", f"GRAPH = {GRAPH!r}\n" + STUCK_THREADS], tmp_path)  # HANG_GUARD_S: it exits, stuck threads and all
     assert done.returncode == 0, done.stderr
-    assert time.monotonic() - t0 < 30
     out = json.loads(done.stdout.splitlines()[-1])
     assert out["bound"] == 4
     assert all(hint is None and "cut off in stall" in error for _, hint, error in out["stuck"] + out["last_stuck"])
