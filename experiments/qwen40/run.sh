@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
 # Issue 40's pre-registered run (docs/evaluation.md, "Pre-registration (issue 40 item 3)"), exactly its commands, per
 # sampling seed; a seed's file that exists is kept, so the run resumes across sessions (commit this folder before each
-# stop). Needs a quiet machine, `make setup-vllm setup-qwen`. Usage: experiments/qwen40/run.sh [SEED ...] (default 0 1 2)
+# stop; log_S.txt keeps each command's printed figures). Needs a quiet machine and `make setup-vllm setup-qwen`.
+# Usage: experiments/qwen40/run.sh [SEED ...] (default 0 1 2)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export VLLM_CPU_KVCACHE_SPACE=2
 E=experiments/qwen40 M=Qwen/Qwen2.5-Coder-0.5B-Instruct
 for s in ${*:-0 1 2}; do
   if [ ! -f $E/failures_$s.jsonl ]; then
-    echo "== seed $s: failures, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== seed $s: failures, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
     .venv-vllm/bin/mentor failures --source policy --family humaneval --n 164 \
-        --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl
+        --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl | tee -a $E/log_$s.txt
   fi
   if [ ! -f $E/eval_$s.json ]; then
-    echo "== seed $s: eval, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== seed $s: eval, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
     rm -rf $E/iv_$s  # an interrupted seed's eval is rerun whole
     .venv-vllm/bin/mentor eval $E/failures_$s.jsonl --policy $M \
         --engine vllm --seed $((100 + s)) --max-new-tokens 384 --config feedback=benchmarks/eval_configs/qwen_feedback.yaml \
         --config mentor=default --config mentor_llm=benchmarks/eval_configs/qwen_mentor_llm.yaml \
-        --interventions $E/iv_$s -o $E/eval_$s.json
+        --interventions $E/iv_$s -o $E/eval_$s.json | tee -a $E/log_$s.txt
   fi
-  echo "== seed $s: done, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "== seed $s: done, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
 done
