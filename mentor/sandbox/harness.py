@@ -270,7 +270,7 @@ def mentor_harness(NONCE, CODE, PROMPT, TEST, TESTS_REWRITTEN, N_ASSERTS, ENTRY,
             exec("".join(ln + "\n" for ln in PROMPT.split("\n") if ln.startswith(("import ", "from "))), ns)
         except _BaseException:
             pass
-    imported = _dict(ns)
+    imported = _dict(ns)  # what the prompt's imports bound: not the solution's own names (`defined` below)
     _linecache.cache["<solution>"] = (_len(src), None, src.splitlines(True), "<solution>")
     try:
         exec(compiled, ns)

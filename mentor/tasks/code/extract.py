@@ -49,8 +49,9 @@ def without_think(text: str) -> str:
 
 
 def extract_code(text: str, entry_point: str | None = None) -> str | None:
-    r"""The Python code of a completion: the fenced block that defines `entry_point` (else the python
-    blocks joined), or the plain text when it looks like code; None when there is no code.
+    r"""The Python code of a completion: the fenced block that defines `entry_point` (else the text before the
+    first fence if that defines it, else the python blocks joined), or the plain text when it looks like code; None
+    when there is no code.
     An unclosed fence (a truncated generation) runs to the end of the text.
 
     >>> extract_code("Sure.\n```python\ndef f(a):\n    return a\n```", "f")
