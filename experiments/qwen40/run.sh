@@ -7,11 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 export VLLM_CPU_KVCACHE_SPACE=2
 E=experiments/qwen40 M=Qwen/Qwen2.5-Coder-0.5B-Instruct
+quiet() { grep --line-buffered -v -E '^\(|INFO |WARNING ' || true; }  # the figures printed, without vLLM's log lines
 for s in ${*:-0 1 2}; do
   if [ ! -f $E/failures_$s.jsonl ]; then
     echo "== seed $s: failures, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
     .venv-vllm/bin/mentor failures --source policy --family humaneval --n 164 \
-        --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl | tee -a $E/log_$s.txt
+        --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl | quiet | tee -a $E/log_$s.txt
   fi
   if [ ! -f $E/eval_$s.json ]; then
     echo "== seed $s: eval, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
@@ -19,7 +20,7 @@ for s in ${*:-0 1 2}; do
     .venv-vllm/bin/mentor eval $E/failures_$s.jsonl --policy $M \
         --engine vllm --seed $((100 + s)) --max-new-tokens 384 --config feedback=benchmarks/eval_configs/qwen_feedback.yaml \
         --config mentor=default --config mentor_llm=benchmarks/eval_configs/qwen_mentor_llm.yaml \
-        --interventions $E/iv_$s -o $E/eval_$s.json | tee -a $E/log_$s.txt
+        --interventions $E/iv_$s -o $E/eval_$s.json | quiet | tee -a $E/log_$s.txt
   fi
   echo "== seed $s: done, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a $E/log_$s.txt
 done
