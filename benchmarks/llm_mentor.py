@@ -32,9 +32,9 @@ import torch
 
 from mentor.config import NODES
 from mentor.data.champ import load_champ
+from mentor.llm.hf import BatchedChat
 from mentor.models import offline_copy
 from mentor.runtime import MentorRuntime
-from mentor.runtime.hf import BatchedChat
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup
 

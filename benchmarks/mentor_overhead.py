@@ -188,7 +188,7 @@ def bare_client(config: MentorConfig, n: int, rounds: int) -> tuple[float, float
     """`n` concurrent ChatOpenAI calls, `rounds` times in sequence: the HTTP client stack alone."""
     from langchain_core.messages import HumanMessage
 
-    from mentor.runtime.llm import chat_model_from_config, close_chat_models
+    from mentor.llm.client import chat_model_from_config, close_chat_models
 
     async def once() -> tuple[float, float]:
         model = chat_model_from_config(config.llm)

@@ -1,6 +1,6 @@
 """Probe: one-digit mask hints (`Hint: _7__`: the hundreds digit is 7) in the CPU lab, measured at step 0.
 
-Would a hint capped at one revealed digit let a live diagnosis beat a fixed per-problem library? (docs/lab.md,
+Would a hint capped at one revealed digit let a live diagnosis beat a fixed per-problem library? (docs/history.md,
 "Probe: one-digit mask hints".) Three commands, one thread each; every figure is on 500 held-out hard problems.
 
     .venv/bin/python experiments/lab_mask_probe.py train --mask-share 0.15 --tail-mask-share 0.5 --out /tmp/probe/m

@@ -1,4 +1,4 @@
-"""One-digit mask hints (`Hint: _7__`), trained: one 600-step run of the demo per call (docs/lab.md, "Mask hints,
+"""One-digit mask hints (`Hint: _7__`), trained: one 600-step run of the demo per call (docs/history.md, "Mask hints,
 trained"). The step-0 probe is lab_mask_probe.py; this trains.
 
     .venv/bin/python experiments/lab_mask_train.py --arm static_hints --column thousands --seed 0 --out /tmp/mask

@@ -2,7 +2,7 @@ r"""The CPU lab's hinted arms under another splice strategy than the demo's
 (`mentor.lab.demo.LAB_STRATEGY`).
 
 Prints each arm's unhinted held-out accuracy per seed; the runs (results.json, traces) go to --out. The library's
-on-policy default, for instance (docs/lab.md, "Variants measured on the way"):
+on-policy default, for instance (docs/history.md, "Variants measured on the way"):
 
     .venv/bin/python experiments/lab_strategy.py --arms static_hints,mentor --seeds 0 \
         --strategy '{"strategy": "replace_group", "hint_placement": "prompt", "strip_hint": false, "train_prefix": false}'

@@ -62,13 +62,15 @@ def step0_figures(seed: int, steps: int, lr: float, pretrain: dict[str, Any]) ->
     from mentor.evaluation import evaluate, load_policy
     from mentor.lab import composed as lab
     from mentor.lab.composed_eval import LIBRARY_RULES, MENTOR_CONFIG, composed_failure_rows, library_config
+    from mentor.lab.data import generate_problems
+    from mentor.lab.pretrain import pretrained_policy
     from mentor.policy import torch_threads
     from mentor.runtime import MentorRuntime
     from mentor.types import FailedGroup
 
-    policy_dir = lab.pretrained_policy(seed=seed, **pretrain)
+    policy_dir = pretrained_policy(seed=seed, lab="composed", **pretrain)
     with torch_threads(1):
-        rows = composed_failure_rows(policy_dir, lab.generate_problems("hard", 300, seed=seed, split="train"), seed=seed)
+        rows = composed_failure_rows(policy_dir, generate_problems("hard", 300, seed=seed, split="train", lab="composed"), seed=seed)
         runtimes = {n: MentorRuntime(library_config(k)) for n, k in LIBRARY_RULES.items()}
         runtimes["mentor"] = MentorRuntime(MENTOR_CONFIG)
         report = evaluate([FailedGroup.from_dict(r) for r in rows], load_policy(policy_dir), runtimes, 8, 1.0,

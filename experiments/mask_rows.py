@@ -1,4 +1,4 @@
-"""The mask-hint probe's hint kind and pre-training rows (docs/lab.md, "Probe: one-digit mask hints"), kept out of
+"""The mask-hint probe's hint kind and pre-training rows (docs/history.md, "Probe: one-digit mask hints"), kept out of
 the package: `lab_mask_probe.py` and `lab_mask_train.py` import them, and hand `MaskRows` to
 `mentor.lab.pretrain` as its `extra` rows."""
 

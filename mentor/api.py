@@ -50,5 +50,5 @@ class Mentor:
         registers a MentorCallback; returns the callback."""
         from mentor.trl.attach import attach  # the TRL side imports torch and trl: loaded only to attach
 
-        self.callback = attach(self, trainer)
+        self.callback = attach(self.config, self.runtime, trainer)
         return self.callback

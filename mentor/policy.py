@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
+
+# The addition lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not
+# pre-train: `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` and `mentor failures --source lab`
+# load it. Named here, below the lab, so that evaluation finds it without importing mentor.lab.
+COMMITTED_POLICY = Path(__file__).resolve().parent / "lab" / "policy"
 
 
 @contextlib.contextmanager

@@ -1,5 +1,5 @@
-"""HiLL's hint reliance, one implementation for `mentor eval` (mentor/evaluation/reliance.py) and the training metric
-`mentor/reliance` (mentor/trl/hook.py): the mean over correct hinted responses y of
+"""HiLL's hint reliance, one implementation for `mentor eval` (mentor/evaluation/report.py), the training metric
+`mentor/reliance` and `hint_choice: learning` (mentor/trl/choice.py): the mean over correct hinted responses y of
 (log p(y|x) - log p(y|x+hint)) / |y|. Below 0 where the hint makes the correct response likelier.
 """
 

@@ -1,5 +1,5 @@
 """The one count of a batch of interventions: hints, withheld, leaks blocked, fallbacks, failures, tiers and error
-classes. It serves the training metrics (mentor/trl/metrics.py), `mentor diagnose`'s printout (mentor/cli.py) and
+classes. It serves the training metrics (mentor/trl/metrics.py), `mentor diagnose`'s printout (mentor/cli/__init__.py) and
 the rows of `mentor eval` (mentor/evaluation/), so that the three count the same way."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@ r"""Whether the strings a model or a node wrote are text: a lone surrogate (JSON
 Python string that no encoder accepts, so a tokenizer, SQLite or a page would raise on it far from its source.
 
 The runtime refuses such a hint and repairs the rest of an intervention (mentor/runtime/intervention.py), an `llm` answer
-holding one is unusable output (mentor/runtime/llm.py), and the trace store repairs what it is given."""
+holding one is unusable output (mentor/llm/client.py), and the trace store repairs what it is given."""
 
 from __future__ import annotations
 

@@ -21,9 +21,10 @@ Each node's input is the graph state so far, so storing it whole repeated every 
 (mentor.traces.node_io); the viewer's script (mentor/traces/assets/viewer.js, `nodeIO`) rebuilds it the same way,
 checked against this module on tests/data/node_records.json.
 
-This module sits at the top of the package, not in mentor/traces/, because the runtime and the hook write the
-format and imports point one way, tasks -> runtime -> trl -> traces: neither may import the traces. It imports only
-mentor.types, which imports nothing of the package, so every side may import it.
+This module sits at the top of the package, not in mentor/traces/, because the runtime writes the format and may not
+import the traces, which import the runtime (the viewer draws a graph with it); the hook writes it too, and its
+callback stores the records in mentor.traces. It imports only mentor.types, which imports nothing of the package, so
+every side may import it.
 """
 
 from __future__ import annotations

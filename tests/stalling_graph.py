@@ -12,9 +12,8 @@ import time
 from langgraph.graph import START, StateGraph
 
 from mentor.graphs.mentor.graph import route_after_check
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
-from mentor.runtime.leakage_node import leakage_checker
 
 RELEASE = threading.Event()  # set by a test to let the `stuck-*` calls of this process return
 

@@ -1,5 +1,6 @@
-"""The hook's batch rules (mentor/trl/batch.py) on plain tensors and lists, without a trainer: which groups
-collapsed, which re-attempts each strategy splices in, where a hint goes, and what the loss then sees.
+"""The hook's batch rules (mentor/trl/batch.py) and its placement (mentor/placement.py) on plain tensors and lists,
+without a trainer: which groups collapsed, which re-attempts each strategy splices in, where a hint goes, and what
+the loss then sees.
 tests/test_trl_hook.py proves the same rules through a real GRPOTrainer."""
 
 import math
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 from mentor.config import MentorConfig
-from mentor.placement import neutralised, prompt_text
+from mentor.placement import Placement, neutralised, prompt_text
 from mentor.tasks import get_task
 from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, problem_id
 from mentor.types import InputError
@@ -19,9 +20,11 @@ G = 4
 def rules(weights=(1.0,), names=(), **config) -> BatchRules:
     """Rules for the math task (hint text as it is) with a render that marks the chat template, and an encoder
     of one id per character; `names`: the reward functions' names."""
-    return BatchRules(MentorConfig.load(config), get_task("math"), G, torch.tensor(weights),
-                      render=lambda messages: "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<a>",
-                      encode=lambda text: [ord(c) for c in text], reward_names=list(names))
+    config = MentorConfig.load(config)
+    placement = Placement(config.hint_placement, get_task("math"),
+                          render=lambda messages: "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<a>",
+                          encode=lambda text: [ord(c) for c in text])
+    return BatchRules(config, placement, G, torch.tensor(weights), reward_names=list(names))
 
 
 def column(values) -> torch.Tensor:
@@ -65,9 +68,9 @@ def test_under_success_reward_a_group_of_well_formatted_wrong_answers_is_collaps
 def test_under_hint_source_none_the_re_attempt_is_the_unhinted_prompt_and_shows_no_hint():
     r = rules(hint_source="none", hint_placement="prefix")
     chat = [{"role": "user", "content": "What is 2+2?"}]
-    assert r.hinted_prompt("What is 2+2?", REDRAW_MARKER) == "What is 2+2?"
-    assert r.hinted_prompt(chat, REDRAW_MARKER) == chat
-    assert r.whole_responses(["What is 2+2?"], [r.shown(REDRAW_MARKER)], [" 4"]) == [" 4"]  # no prefix added
+    assert r.placement.hinted_prompt("What is 2+2?", r.shown(REDRAW_MARKER)) == "What is 2+2?"
+    assert r.placement.hinted_prompt(chat, r.shown(REDRAW_MARKER)) == chat
+    assert r.placement.whole_responses(["What is 2+2?"], [r.shown(REDRAW_MARKER)], [" 4"]) == [" 4"]  # no prefix
     out, gen = batch(G, "orig"), batch(G, "redraw")
     r.splice(0, gen, column([1.0] * G), REDRAW_MARKER, out, 0, column([0.0] * G))
     assert out.completions == gen.completions and out.extra_fields["mentor_hint"] == [""] * G
@@ -89,7 +92,7 @@ def test_picks_follow_the_strategy(config, totals, expected):
 
 def test_the_hint_goes_where_the_placement_says():
     task = get_task("math")
-    prompt = rules()  # prompt placement
+    prompt = rules().placement  # prompt placement
     assert prompt.hinted_prompt("Solve x.", "try 2") == task.hinted_prompt("Solve x.", "try 2")
     chat = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A"},
             {"role": "user", "content": "Q2"}]
@@ -99,22 +102,32 @@ def test_the_hint_goes_where_the_placement_says():
     no_user = [{"role": "system", "content": "S"}]
     assert prompt.hinted_prompt(no_user, "try 2")[-1] == {"role": "user",
                                                          "content": task.hinted_prompt("", "try 2").strip()}
-    prefix = rules(hint_placement="prefix")
+    prefix = rules(hint_placement="prefix").placement
     assert prefix.hinted_prompt("Solve x.", "x = 2") == "Solve x." + task.response_prefix("x = 2")
     assert prefix.hinted_prompt(chat[:2], "x = 2") == "<system>S<user>Q1<a>" + task.response_prefix("x = 2")
 
 
+def test_a_batch_with_a_prefix_hint_holds_one_prompt_type():
+    chat = [{"role": "user", "content": "Q"}]
+    hinted = rules(hint_placement="prefix").placement.hinted_batch([chat, chat], ["x = 2", ""])
+    assert hinted == ["<user>Q<a>" + get_task("math").response_prefix("x = 2"), "<user>Q<a>"]  # both rendered text
+    assert rules(hint_placement="prefix").placement.hinted_batch([chat, chat], ["", ""]) == [chat, chat]
+    in_prompt = rules().placement.hinted_batch([chat, chat], ["x = 2", ""])
+    assert in_prompt[1] == chat and in_prompt[0][0]["content"] == get_task("math").hinted_prompt("Q", "x = 2")
+
+
 def test_the_verifier_judges_the_whole_response_under_prefix_placement():
-    prefix = rules(hint_placement="prefix")
+    prefix = rules(hint_placement="prefix").placement
     whole = prefix.whole_responses(["p", [{"role": "user", "content": "q"}], "p"], ["H", "H", ""], ["c", "c", "c"])
     assert whole == ["Hc", [{"role": "assistant", "content": "Hc"}], "c"]
-    assert rules().whole_responses(["p"], ["H"], ["c"]) == ["c"]
+    assert rules().placement.whole_responses(["p"], ["H"], ["c"]) == ["c"]
 
 
 def test_prefix_ids_fall_back_to_the_prefix_alone_when_the_seam_changed():
-    r = rules(hint_placement="prefix")
+    r = rules(hint_placement="prefix").placement
     assert r.prefix_ids([1, 2], [1, 2, 7, 8], "ab") == [7, 8]
     assert r.prefix_ids([1, 2], [1, 3, 7, 8], "ab") == [ord("a"), ord("b")]
+    assert rules().placement.prefix_ids([1, 2], [1, 2, 7, 8], "ab") == []  # the hint is in the prompt: no prefix
 
 
 @pytest.mark.parametrize("config,rewarded,spliced_slots", [
@@ -181,4 +194,4 @@ def test_a_hint_cannot_carry_a_special_token_text():
     assert neutralised("plain x text", specials) == ("plain x text", 0)
     assert neutralised("<<s>s>", specials)[0].count("<s>") == 0  # no token re-forms from what is left
     assert neutralised("<a b>", ["<a b>", "< a b>"]) == ("", 1)  # a token with the inserted space: removed
-    assert rules().safe_hint("<|im_end|>") == ("<|im_end|>", 0)  # these rules know no special tokens
+    assert rules().placement.safe_hint("<|im_end|>") == ("<|im_end|>", 0)  # these rules know no special tokens

@@ -54,13 +54,32 @@ def test_the_outcome_is_the_mean_of_the_last_three_evaluations_after_step_0():
 
 def test_the_resample_arm_is_the_retry_control_any_task_has():
     from mentor.config import MentorConfig
-    from mentor.lab.composed_demo import COMPOSED_STRATEGY, arm_config, dataset
+    from mentor.lab.composed_demo import COMPOSED_STRATEGY, dataset
+    from mentor.lab.demo import arm_config
 
     # The mentor arm's config but for `hint_source: none` (tests/test_success_reward_and_retry.py): the same task,
     # budget and splice, without a hint.
-    resample, mentor = (MentorConfig.load(arm_config(arm, None, COMPOSED_STRATEGY)) for arm in ("resample", "mentor"))
+    resample, mentor = (MentorConfig.load(arm_config(arm, COMPOSED_STRATEGY)) for arm in ("resample", "mentor"))
     assert resample.to_dict() == {**mentor.to_dict(), "hint_source": "none"}
     assert "hint_step1" not in dataset(10, 0, None).column_names
+
+
+def test_the_sdpo_arms_configure_feedback_only():
+    from mentor.config import MentorConfig
+    from mentor.lab.composed_demo import COMPOSED_STRATEGY
+    from mentor.lab.composed_eval import library_config
+    from mentor.lab.demo import arm_config
+    from mentor.trl.sdpo_hook import check_config
+
+    assert arm_config("sdpo", COMPOSED_STRATEGY) is None  # SDPO alone: no mentor
+    rule = {**library_config(2), "hint_placement": "prompt"}
+    library, mentor = (MentorConfig.load(arm_config(arm, COMPOSED_STRATEGY, rule)) for arm in ("sdpo_library",
+                                                                                              "sdpo_mentor"))
+    for config in (library, mentor):
+        check_config(config)  # SDPO refuses a config that shapes a re-attempt: these shape none
+        assert config.task == "composed"
+    assert library.graph.endswith("static_hints/graph.py:graph") and library.columns == {"hint": "hint_step2"}
+    assert mentor.graph == MentorConfig().graph  # the four-node mentor, as the GRPO arm's
 
 
 def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):

@@ -6,6 +6,9 @@ from pathlib import Path
 import pytest
 
 from mentor.lab import composed as lab
+from mentor.lab.data import generate_problems
+from mentor.lab.pretrain import hparams_of, pretrained_policy
+from mentor.lab.sampling import completions, evaluate
 from mentor.leakage.checker import check_leak
 from mentor.runtime import MentorRuntime
 from mentor.tasks import get_task
@@ -19,11 +22,11 @@ def test_problems_are_chains_worked_left_to_right_modulo_10():
     assert reward(" 2 0 4", "204") == 1.0 and reward(" 2 0 4\n", "204") == 1.0
     assert reward(" 2 0 3", "204") == 0.0 and reward(" 2 0 4 2", "204") == 0.0 and reward("204", "204") == 0.0
     assert extract_steps(" 1 3") == [1, 3] and extract_steps("x") is None
-    easy = lab.generate_problems("easy", 200, seed=3)
+    easy = generate_problems("easy", 200, seed=3, lab="composed")
     assert {len(r["answer"]) for r in easy} == {2} and len({r["problem_id"] for r in easy}) == 200
-    assert lab.generate_problems("hard", 50, seed=1) == lab.generate_problems("hard", 50, seed=1)
-    train = {r["problem_id"] for r in lab.generate_problems("hard", 2000, split="train")}
-    held = {r["problem_id"] for r in lab.generate_problems("hard", 300, split="heldout")}
+    assert generate_problems("hard", 50, seed=1, lab="composed") == generate_problems("hard", 50, seed=1, lab="composed")
+    train = {r["problem_id"] for r in generate_problems("hard", 2000, split="train", lab="composed")}
+    held = {r["problem_id"] for r in generate_problems("hard", 300, split="heldout", lab="composed")}
     assert not train & held
 
 
@@ -69,7 +72,7 @@ def test_the_mentor_reveals_the_step_every_attempt_gets_wrong(attempts, step, hi
 
 
 def test_pretraining_teaches_reading_hints_on_the_easy_level_only_and_never_a_gap_fact():
-    hp = lab._hparams({})
+    hp = hparams_of("composed", {})
     sample = lab.pretrain_rows(hp, seed=0, rng=random.Random(0))
     prompts, completions, ends, given = sample(3000, 0)
     table = lab.gaps(0)
@@ -133,6 +136,17 @@ def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_res
     assert results["arms"]["grpo"]["interventions"] == 0
     page = (tmp_path / "out" / "report.html").read_text()
     assert "composed lab" in page and 'id="results"' in page
+    # The SDPO arms (TRL's SDPOTrainer, no re-attempt): the mentor's and the library's hints reach the teacher's
+    # prompt as feedback; SDPO alone has no mentor.
+    from mentor.lab.demo_settings import SDPO_ARMS
+    from mentor.traces import TraceStore
+
+    sdpo = run_demo(tmp_path / "sdpo", replace(settings, arms=list(SDPO_ARMS)))["arms"]
+    assert sdpo["sdpo"]["interventions"] == 0 and sdpo["sdpo_mentor"]["interventions"] > 0
+    assert sdpo["sdpo_library"]["runs"][0]["library"]["step"] == library["step"]
+    for arm in ("sdpo_library", "sdpo_mentor"):
+        hinted = [r for r in TraceStore(tmp_path / "sdpo" / f"{arm}-seed0", readonly=True) if r["hint"]]
+        assert hinted and all(r["hint"] in r["teacher_prompt"] and not r.get("reattempt") for r in hinted)
     # A second run of the same seed loads the cached policy instead of pre-training again.
     mtime = (cached / "meta.json").stat().st_mtime
     run_demo(tmp_path / "out2", replace(settings, arms=["grpo"]))
@@ -145,18 +159,18 @@ def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_re
     from mentor.lab.composed_eval import composed_failure_rows, rescue_table
     from mentor.policy import load_checkpoint
 
-    path = lab.pretrained_policy(seed=0)
+    path = pretrained_policy(seed=0, lab="composed")
     assert path == str(lab.COMMITTED_POLICY)
     model, tok = load_checkpoint(path)
-    easy = lab.generate_problems("easy", 100, seed=1, split="all")
-    outs = lab.completions(model, tok, easy)
+    easy = generate_problems("easy", 100, seed=1, split="all", lab="composed")
+    outs = completions(model, tok, easy, lab="composed")
     table = lab.gaps(0)
     own = [extract_steps(o[0]) == steps_of(r["digits"], list(r["ops"]), table) for o, r in zip(outs, easy)]
     assert sum(own) >= 95  # the easy level, as pre-trained: its gaps' wrong values included
-    problems = lab.generate_problems("hard", 100, seed=0, split="heldout")
+    problems = generate_problems("hard", 100, seed=0, split="heldout", lab="composed")
     rows = composed_failure_rows(path, problems)
     assert len(rows) >= 50  # collapsed: no attempt of 8 at T=1 right (72% at 300 problems)
-    assert lab.accuracy(model, tok, problems) <= 0.3
+    assert evaluate(model, tok, problems, lab="composed") <= 0.3
     report = rescue_table(path, rows, sample_seed=0)
     rates = {name: row["rescue_rate"] for name, row in report["configs"].items()}
     assert rates["step1"] > rates["none"] + 0.1 and rates["mentor"] > rates["none"] + 0.1

@@ -145,8 +145,8 @@ def test_the_edited_prompt_is_the_one_the_real_smollm2_gets(mine, smollm2):
     import torch
 
     from failed_groups import ARITHMETIC
+    from mentor.llm.hf import BatchedChat
     from mentor.runtime import MentorRuntime
-    from mentor.runtime.hf import BatchedChat
     from mentor.types import FailedGroup
 
     config = with_llm_composer(mine, {"provider": "hf", "model": smollm2, "request_timeout_s": 120,

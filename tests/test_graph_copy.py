@@ -13,8 +13,8 @@ import yaml
 from failed_groups import ARITHMETIC
 from mentor.cli import main
 from mentor.config import DEFAULT_GRAPH, MentorConfig
+from mentor.llm.prompts import PROMPT_FIELDS
 from mentor.runtime import MentorRuntime
-from mentor.runtime.prompts import PROMPT_FIELDS
 from mentor.shipped import shipped_folder
 from mentor.types import FailedGroup, InputError
 
@@ -206,7 +206,7 @@ def test_the_start_up_hash_covers_every_file_the_graph_loads(tmp_path):
     assert main(["graph", "copy", str(tmp_path / "mine")]) == 0
     config = {"graph": str(tmp_path / "mine" / "graphs" / "mentor" / "graph.py") + ":graph"}
     before = describe(MentorRuntime(config).versions).splitlines()[0]
-    assert "nodes.py" in before and "leakage_node.py" in before  # the files it covers are named
+    assert "nodes.py" in before and "state.py" in before  # the files it covers are named
     nodes = tmp_path / "mine" / "graphs" / "mentor" / "nodes.py"
     nodes.write_text(nodes.read_text() + "\n# an edit\n")
     after = describe(MentorRuntime(config).versions).splitlines()[0]
@@ -246,7 +246,7 @@ def test_graph_copy_refuses_a_dangling_link_and_writes_nothing_through_it(tmp_pa
 
 
 def test_graph_copy_writes_mentor_yaml_without_following_a_link_made_after_the_check(tmp_path, monkeypatch):
-    from mentor import graph_copy
+    from mentor.cli import graph_copy
 
     folder, outside = tmp_path / "mine", tmp_path / "outside.yaml"
     real_copytree = shutil.copytree

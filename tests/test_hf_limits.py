@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from failed_groups import ARITHMETIC
-from mentor.runtime.hf import BatchedChat
-from mentor.runtime.hf_fit import context_length, fit_prompt, prompt_tokens
+from mentor.llm.hf import BatchedChat
+from mentor.llm.hf_fit import context_length, fit_prompt, prompt_tokens
 
 pytestmark = pytest.mark.slow  # the real model
 
@@ -90,7 +90,7 @@ def test_a_process_whose_request_timed_out_in_the_prefill_exits_0_cleanly(smollm
 def test_a_process_that_abandoned_a_generation_exits_0(smollm2):
     script = f"""
 import asyncio, sys, time
-from mentor.runtime.hf import BatchedChat
+from mentor.llm.hf import BatchedChat
 from langchain_core.messages import HumanMessage
 chat = BatchedChat(model={smollm2!r})
 tokenizer = chat._load()[1]

@@ -63,6 +63,11 @@ def test_make_dataset():
     ds = data.make_dataset("hard", 16, seed=0, split="heldout")
     assert ds.column_names == ["prompt", "answer", "operands", "problem_id", "level"]
     assert len(ds) == 16 and isinstance(ds[0]["prompt"], str) and ds[0]["level"] == "hard"
+    chains = data.make_dataset("hard", 16, seed=0, split="heldout", lab="composed")
+    assert chains.column_names == ["prompt", "answer", "digits", "ops", "problem_id", "level"]
+    assert len(data.make_dataset(split="all", lab="composed")) == 4000  # the composed lab's own default size
+    with pytest.raises(ValueError, match="unknown lab 'subtraction'"):
+        data.generate_problems("hard", 4, lab="subtraction")
 
 
 # --- tokenizer and policy ----------------------------------------------------------------------------
@@ -123,6 +128,12 @@ def test_cache_key_covers_what_changes_the_weights(monkeypatch):
         cache_key(0, learning_rate=1e-3)
     with pytest.raises(ValueError, match="tail_given"):
         cache_key(0, tail_given=[1, 2])
+    # The two labs share the cache, each under keys of its own; a lab the code does not know is refused by name.
+    assert cache_key(0, lab="composed") != base and cache_key(0, lab="composed") == cache_key(0, lab="composed")
+    with pytest.raises(TypeError, match="unknown pre-training hyper-parameter"):
+        cache_key(0, lab="composed", tail_share=0.35)  # an addition-lab knob
+    with pytest.raises(ValueError, match="unknown lab 'subtraction'"):
+        cache_key(0, lab="subtraction")
 
 
 def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():

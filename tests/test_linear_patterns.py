@@ -16,11 +16,11 @@ import pytest
 
 from mentor.leakage import check_leak
 from mentor.leakage.number_words import word_numbers
+from mentor.llm.client import LLMOutputError, parse_json
 from mentor.mathtext.ascii import to_ascii_math
 from mentor.mathtext.cost import expression_cost
 from mentor.mathtext.forms import answer_body, lists_options
 from mentor.mathtext.steps import split_steps
-from mentor.runtime.llm import LLMOutputError, parse_json
 from mentor.tasks import get_task
 from mentor.tasks.code.extract import extract_code
 from mentor.tasks.math import answer_and_extraction, arithmetic_slips, boxed_contents, numbers_in

@@ -13,9 +13,9 @@ from failed_groups import group
 from llm_config import ALL_LLM, config
 from loopback import free_port
 from mentor.config import NODES, MentorConfig
+from mentor.llm.client import load_prompt
+from mentor.llm.schemas import node_schema
 from mentor.runtime import MentorRuntime
-from mentor.runtime.llm import load_prompt
-from mentor.runtime.schemas import node_schema
 from mentor.tasks.arithmetic import format_answer, format_prompt
 from mentor.types import FailedGroup, InputError
 from openai_server import CANNED_HINT, CANNED_ROOT_CAUSE, NODE_MARKERS, Reply, canned_answer, detect_node
@@ -460,7 +460,7 @@ def test_the_hint_the_policy_sees_has_no_invisible_characters(openai_server):
 
 @pytest.mark.parametrize("undeclared", [False, True])
 def test_an_answer_larger_than_the_token_budget_allows_is_unusable_output(openai_server, rules_hint, undeclared):
-    from mentor.runtime.body_cap import body_cap
+    from mentor.llm.body_cap import body_cap
     openai_server.behaviour = only("hint_composer", Reply(content_bytes=64 << 20, undeclared=undeclared))
     runtime = MentorRuntime(config(openai_server, nodes={"hint_composer": "llm"}, max_tokens=100, parse_retries=1))
     [result] = runtime.run([group()])
@@ -495,7 +495,7 @@ def test_each_llm_node_record_keeps_the_models_raw_replies_re_asks_included(open
 
 
 def test_a_long_reply_is_kept_cut_and_a_reply_that_is_not_text_is_repaired(openai_server):
-    from mentor.runtime.llm import MAX_REPLY_CHARS
+    from mentor.llm.client import MAX_REPLY_CHARS
 
     long = "x" * (3 * MAX_REPLY_CHARS) + json.dumps({"hint": CANNED_HINT, "tier": 2})
     broken = 'Here: \ud800 {"root_cause": "r", "first_error_step": null}'  # JSON's "\ud800": a lone surrogate

@@ -13,8 +13,8 @@ import torch
 from failed_groups import ARITHMETIC, MATH, group
 from loopback import free_port, wait_until_up
 from mentor.config import NODES
+from mentor.llm.hf import BatchedChat
 from mentor.runtime import MentorRuntime
-from mentor.runtime.hf import BatchedChat
 from mentor.tasks import get_task
 
 ALL_LLM = {n: "llm" for n in NODES}

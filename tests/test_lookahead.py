@@ -46,8 +46,9 @@ def test_targets_are_the_distinct_correct_responses_of_any_row_on_held_out_group
 def composed_failures(tmp_path_factory):
     from mentor.lab import composed as lab
     from mentor.lab.composed_eval import composed_failure_rows
+    from mentor.lab.data import generate_problems
 
-    rows = composed_failure_rows(str(lab.COMMITTED_POLICY), lab.generate_problems("hard", 40, seed=0, split="train"))
+    rows = composed_failure_rows(str(lab.COMMITTED_POLICY), generate_problems("hard", 40, seed=0, split="train", lab="composed"))
     path = tmp_path_factory.mktemp("lookahead") / "failures.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path, rows

@@ -13,9 +13,9 @@ import yaml
 from failed_groups import ARITHMETIC
 from mentor.cli import main
 from mentor.config import MentorConfig
+from mentor.llm.schemas import node_schema
 from mentor.runtime import MentorRuntime, load_graph
 from mentor.runtime.context import MentorContext, MentorResources, lent_resources
-from mentor.runtime.schemas import node_schema
 from mentor.tasks import get_task
 from mentor.tasks.base import HINT_TIERS
 from mentor.types import FailedGroup, InputError, LeakVerdict
@@ -117,9 +117,8 @@ LONG_GRAPH = """
 from langgraph.graph import END, START, StateGraph
 
 from mentor.graphs.mentor.graph import route_after_check
-from mentor.graphs.mentor.nodes import error_classifier, hint_composer, root_cause_analyst
+from mentor.graphs.mentor.nodes import error_classifier, hint_composer, leakage_checker, root_cause_analyst
 from mentor.graphs.mentor.state import MentorState
-from mentor.runtime.leakage_node import leakage_checker
 
 builder = StateGraph(MentorState)
 chain = ["error_classifier"] + [f"note_{i}" for i in range(12)] + ["root_cause_analyst", "hint_composer"]

@@ -1,4 +1,4 @@
-"""Each node's JSON schema (mentor/runtime/schemas.py): in the prompt, as the validation, and as `response_format` to
+"""Each node's JSON schema (mentor/llm/schemas.py): in the prompt, as the validation, and as `response_format` to
 an `openai` server, with a server that rejects or ignores it detected once, counted, and answered prompt-only."""
 
 import json
@@ -8,9 +8,9 @@ import pytest
 from failed_groups import group
 from llm_config import config
 from mentor.config import NODES, MentorConfig
+from mentor.llm.client import load_prompt
+from mentor.llm.schemas import node_schema, token_budget, violations
 from mentor.runtime import MentorRuntime
-from mentor.runtime.llm import load_prompt
-from mentor.runtime.schemas import node_schema, token_budget, violations
 from mentor.tasks import get_task
 from openai_server import Reply, canned_answer
 
@@ -174,7 +174,7 @@ def test_the_diagnose_summary_times_finished_groups_only_and_counts_the_cut_ones
 
 
 def test_fit_schema_shrinks_text_fields_to_llm_max_tokens_so_a_constrained_answer_closes():
-    from mentor.runtime.schemas import fit_schema
+    from mentor.llm.schemas import fit_schema
 
     schema = node_schema("hint_composer", TAXONOMY, 3)
     small = fit_schema(schema, 64)
@@ -231,7 +231,7 @@ def longest_constrained_answer(schema: dict, smollm2_vocab) -> tuple[str, int]:
 def test_a_decoder_writing_the_longest_answer_its_grammar_allows_still_closes_within_the_budget(node, max_tokens,
                                                                                                  smollm2_vocab):
     # The recorded 31/32: the analyst wrote "1.0.0.1.1.1.1..." a token a character, past a 3-characters-a-token cap.
-    from mentor.runtime.schemas import fit_schema
+    from mentor.llm.schemas import fit_schema
 
     schema = node_schema(node, get_task("math").taxonomy, 3)
     schema = fit_schema(schema, max_tokens) if max_tokens else schema
@@ -246,7 +246,7 @@ def test_the_hf_provider_has_the_judge_write_its_reason_before_its_verdict(smoll
     # Verdict first, SmolLM2-135M wrote `{"leaked": "true", "reason": "false"}`: the grammar keeps the schema's order.
     import xgrammar as xgr
 
-    from mentor.runtime.hf import BatchedChat
+    from mentor.llm.hf import BatchedChat
 
     chat = BatchedChat(model="unused")
     chat._compiler = smollm2_vocab[1]  # the real tokenizer's compiler; no model is loaded
@@ -264,7 +264,7 @@ def test_the_step_is_bounded_in_the_validation_as_in_the_grammar():
 
 
 def test_a_request_asks_for_at_least_its_schemas_budget_when_llm_max_tokens_is_below_it(openai_server):
-    from mentor.runtime.schemas import fit_schema
+    from mentor.llm.schemas import fit_schema
 
     def short_answers(req) -> Reply:  # answers that fit the cut schema, so structured output stays on
         answer = canned_answer(req.node, req.text)

@@ -131,7 +131,7 @@ def test_a_reliance_pass_that_fails_is_counted_and_training_goes_on(tmp_path, mo
     def broken(*args, **kwargs):
         raise RuntimeError("out of memory")
 
-    monkeypatch.setattr("mentor.trl.hook.reliance_terms", broken)
+    monkeypatch.setattr("mentor.trl.choice.reliance_terms", broken)
     trainer = make_trainer(tmp_path, RecordingReward(), max_steps=2)
     Mentor.from_config({"reliance_every": 1}).attach(trainer)
     trainer.train()

@@ -234,6 +234,7 @@ def test_a_conversational_prompt_without_a_user_turn_gets_its_hint_where_the_con
         text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         text = text.removeprefix(tokenizer.bos_token) + (task.response_prefix(hint) if placement == "prefix" else "")
         assert prompts.count(text) == G, (text, prompts)  # the group's G re-attempts, hinted as the config says
+        assert record["hinted_prompt"] == text  # the trace keeps the prompt text the re-attempts were generated from
 
 
 class LastRowReward(RecordingReward):

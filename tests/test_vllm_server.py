@@ -14,8 +14,8 @@ import pytest
 
 from failed_groups import ARITHMETIC, MATH, group
 from mentor.config import NODES
+from mentor.llm.schemas import node_schema, token_budget, violations
 from mentor.runtime import MentorRuntime
-from mentor.runtime.schemas import node_schema, token_budget, violations
 from vllm_server import vllm_server
 
 pytestmark = pytest.mark.vllm

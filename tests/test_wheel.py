@@ -94,7 +94,7 @@ def test_diagnose_and_the_quick_demo_run_from_the_installed_wheel(tmp_path, whee
         import importlib.util, json, mentor
         from mentor.config import MentorConfig
         from mentor.dependencies import version_range
-        from mentor.runtime.llm import load_prompt
+        from mentor.llm.client import load_prompt
         prompt = load_prompt(MentorConfig().prompts_dir, "code", "hint_composer").messages[0].prompt.template
         print(json.dumps({"mentor": mentor.__file__, "prompts_dir": MentorConfig().prompts_dir, "prompt": prompt,
                           "trl": version_range("trl"),

@@ -1,6 +1,6 @@
-"""Issue 40's run, summarised from the committed files of experiments/qwen40 (docs/evaluation.md, "A real coder"):
-per seed, each row's figures and how many `feedback` hints the rules leakage checker would have withheld; one rescued
-and one unrescued group per row, as text. Reads only; samples nothing.
+"""Issue 40's run, what `mentor eval`'s own table (kept in log_S.txt) does not show, from the committed files of
+experiments/qwen40 (docs/evaluation.md, "A real coder"): per seed, how many `feedback` hints the rules leakage checker
+would have withheld, and one rescued and one unrescued group per hinted row, as text. Reads only; samples nothing.
 
     .venv/bin/python experiments/qwen40/summarise.py [SEED ...]      # default: every seed with an eval_S.json
 """
@@ -43,20 +43,9 @@ def examples(seed: int, report: dict) -> list[str]:
 def summarise(seed: int) -> list[str]:
     report = json.loads((HERE / f"eval_{seed}.json").read_text())
     groups = [json.loads(line) for line in (HERE / f"failures_{seed}.jsonl").read_text().splitlines()]
-    lines = [f"seed {seed}: {len(groups)} collapsed groups; eval seed {report['seed']}"]
-    for name, row in report["configs"].items():
-        vs = row["vs_none"]
-        lines.append(f"  {name:<11} {row['rescued']:>3}/{row['groups']} {row['rescue_rate']:.3f} "
-                     f"[{row['rescue_ci'][0]:.3f}, {row['rescue_ci'][1]:.3f}]"
-                     + (f" vs none {vs['difference']:+.3f} [{vs['ci'][0]:+.3f}, {vs['ci'][1]:+.3f}]" if vs else "")
-                     + f"  reward {row['mean_reward']:.3f}  hint tokens {row['hint_tokens']:.1f}  reliance "
-                     + ("-" if row["reliance"] is None else f"{row['reliance']:.3f}")
-                     + f"  withheld {row['withheld']} fallbacks {row['llm_fallbacks']} failures {row['failures']}"
-                     + f"  mentor {row['mentor_s']:.0f} s sample {row['sample_s']:.0f} s")
+    lines = [f"seed {seed}: {len(groups)} collapsed groups; eval seed {report['seed']} (rows: log_{seed}.txt)"]
     flagged = sum(leak_checked(g) for g in groups)
     lines.append(f"  feedback hints the rules leakage checker would withhold: {flagged} of {len(groups)}")
-    o = report["oracle"]
-    lines.append(f"  oracle {o['rescue_rate']:.3f}, best single {o['best_single']} {o['best_single_rate']:.3f}")
     return lines + examples(seed, report)
 
 

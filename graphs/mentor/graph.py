@@ -1,5 +1,5 @@
-"""The mentor graph: wiring only. Its agents are in nodes.py, its state in state.py; the leakage checker and the run's
-settings are the library's (mentor.runtime)."""
+"""The mentor graph: wiring only. Its four agents are in nodes.py, its state in state.py; the run's settings are the
+library's (mentor.runtime)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from langgraph.graph import END, START, StateGraph
 
 from mentor.runtime.context import MentorContext
 from mentor.runtime.graph_files import sibling
-from mentor.runtime.leakage_node import leakage_checker
 
 # This folder's own files, by path: a copy of the folder runs its own nodes (mentor.runtime.graph_files).
 nodes = sibling(__file__, "nodes")
@@ -27,7 +26,7 @@ def build_graph():
     builder.add_node("error_classifier", nodes.error_classifier)
     builder.add_node("root_cause_analyst", nodes.root_cause_analyst)
     builder.add_node("hint_composer", nodes.hint_composer)
-    builder.add_node("leakage_checker", leakage_checker)
+    builder.add_node("leakage_checker", nodes.leakage_checker)
     builder.add_edge(START, "error_classifier")
     builder.add_edge("error_classifier", "root_cause_analyst")
     builder.add_edge("root_cause_analyst", "hint_composer")

@@ -1,7 +1,7 @@
 """CHAMP (competition math with step solutions and human hints), read offline from the `champ-dataset`
 package's shipped `dataset_files/v0.json` (270 problems, 456 hints, 89 concepts; MIT licence).
 
-`mentor failures --source champ -o FILE` (mentor/failures_command.py) writes CHAMP's annotated wrong model
+`mentor failures --source champ -o FILE` (mentor/cli/failures.py) writes CHAMP's annotated wrong model
 solutions as a `mentor diagnose` / `mentor eval` failures file: one group per solution, its attempt carrying
 `annotated_first_wrong_step` (see `annotated_failure_rows`).
 """

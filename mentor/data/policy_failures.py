@@ -8,7 +8,7 @@ tiers, chosen per config by `columns: {hint: FIELD}`: `knowledge` (the method, n
 (the steps without their results) and `partial` (the longest run of the worked solution's first steps, never its
 last, that passes the leakage check). Each tier goes through the math task's leakage check with the problem as
 context; a tier that leaks is left out of the reference (that library withholds the group) and counted. The
-command is mentor/failures_command.py.
+command is mentor/cli/failures.py.
 """
 
 from __future__ import annotations

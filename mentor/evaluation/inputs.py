@@ -22,17 +22,18 @@ class Inputs:
 
 
 def group_inputs(policy: Policy, group: FailedGroup, hint: str | None, placement: str) -> Inputs:
-    from mentor.placement import neutralised, response_prefix_ids, special_token_texts
+    """The inputs of one group, its hint (None or "" for none) placed as `placement` (`prompt` or `prefix`) says,
+    through the same `Placement` as the in-step hook, and made safe as in training: no forged chat turns."""
     from mentor.tasks import get_task
 
-    task, rendered = get_task(group.task), policy.render(group.prompt)
+    place, prompt = policy.placement(placement, get_task(group.task)), policy.prompt(group.prompt)
+    rendered = place.rendered(prompt)
     plain = policy.encode(rendered)
     if not hint:
         return Inputs(plain, plain, [])
-    hint, _ = neutralised(hint, special_token_texts(policy.tokenizer))  # as in training: no forged chat turns
-    if placement == "prompt":  # the task formats the hint into the user turn, as the in-step hook does
-        text = policy.render(task.hinted_prompt(group.prompt, hint))
+    hint, _ = place.safe_hint(hint)
+    text = place.rendered(place.hinted_prompt(prompt, hint))
+    if placement == "prompt":
         return Inputs(plain, policy.encode(text), [], hinted_text=text)
-    prefix_text = task.response_prefix(hint)
-    prefix = response_prefix_ids(task, policy.encode, plain, policy.encode(rendered + prefix_text), hint)
-    return Inputs(plain, plain + prefix, prefix, prefix_text, rendered + prefix_text)
+    prefix = place.prefix_ids(plain, policy.encode(text), hint)
+    return Inputs(plain, plain + prefix, prefix, text[len(rendered):], text)

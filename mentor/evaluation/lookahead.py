@@ -54,7 +54,7 @@ def training_rows(config, inputs: list[Inputs], responses: list[list[tuple[str, 
     the picked re-attempts in the first slots, the group's original failed attempts (reward 0) in the rest."""
     from mentor.trl.batch import BatchRules
 
-    rules = BatchRules(config, None, 0, None, None, None)
+    rules = BatchRules(config, None, 0, None)
     rows = []
     for g in train:
         if not max(rewards[g], default=0) > 0:

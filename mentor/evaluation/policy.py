@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mentor.placement import Placement, special_token_texts
+from mentor.tasks.base import Task
 from mentor.types import InputError
 
 LAB_MAX_NEW_TOKENS = 6  # the lab's response: a space, 4 digits, EOS
@@ -24,24 +26,30 @@ class Policy:
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def render(self, prompt: str) -> str:
-        """The text the policy continues for a problem: its user turn through the chat template (with the generation
-        prompt) where the tokenizer has one, as TRL renders a conversational prompt; else the text as it is. The lab's
-        template renders a user turn as its bare text, so lab prompts are unchanged."""
+    def prompt(self, problem: str) -> str | list[dict]:
+        """A problem as a training dataset would hold it for this policy: one user turn where the tokenizer has a
+        chat template (TRL renders it with the generation prompt), else the plain text. The lab's template renders
+        a user turn as its bare text, so lab prompts are unchanged."""
         if not getattr(self.tokenizer, "chat_template", None):
-            return prompt
-        # Encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled.
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=False,
-                                                  add_generation_prompt=True)
+            return problem
+        return [{"role": "user", "content": problem}]
+
+    def render(self, messages: list[dict]) -> str:
+        """The text the policy continues for a conversational prompt: the chat template with its generation prompt.
+        It is encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled."""
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def placement(self, where: str, task: Task) -> Placement:
+        """Where a hint goes for this policy (`hint_placement`), as the in-step hook places it in training."""
+        return Placement(where, task, self.render, self.encode, special_token_texts(self.tokenizer))
 
 
 def load_policy(name: str, engine: str = "hf") -> Policy:
     """`lab` (the committed lab policy), a local save_pretrained directory, or a hub id (via mentor.models.resolve);
     `engine` "vllm" samples it through vLLM (mentor/evaluation/vllm_engine.py), "hf" through transformers."""
     from mentor.evaluation.vllm_engine import ENGINES, VllmEngine
-    from mentor.lab import COMMITTED_POLICY  # `lab` names it
     from mentor.models import resolve
-    from mentor.policy import load_checkpoint
+    from mentor.policy import COMMITTED_POLICY, load_checkpoint  # `lab` names the committed one
 
     if engine not in ENGINES:
         raise InputError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")

@@ -8,10 +8,9 @@ import time
 from collections import defaultdict
 from typing import Any, Callable
 
-from mentor.evaluation.inputs import group_inputs
+from mentor.evaluation.inputs import Inputs, group_inputs
 from mentor.evaluation.intervals import paired_difference, wilson
 from mentor.evaluation.policy import Policy
-from mentor.evaluation.reliance import reliance
 from mentor.evaluation.sampling import sample
 from mentor.summary import summarise
 from mentor.types import FailedGroup, InputError, Intervention
@@ -207,3 +206,12 @@ def add_lookahead(report: dict[str, Any], groups: list[FailedGroup], policy: Pol
     scored = {n: f["lookahead"] for n, f in figures.items() if f["lookahead"] is not None}
     report["lookahead"] = {"steps": steps, "lr": lr, "targets": next(iter(figures.values()))["targets"],
                            "best": max(scored, key=scored.get) if scored else None}
+
+
+def reliance(policy: Policy, rescued: list[tuple[Inputs, list[int]]]) -> float | None:
+    """HiLL's hint reliance (mentor/reliance.py) over correct hinted responses, each its inputs and generated ids.
+    In prefix placement y is the whole response, prefix included. None without a correct hinted response."""
+    from mentor.reliance import HintedResponse, mean, reliance_terms
+
+    responses = [HintedResponse(x.plain, x.hinted, x.prefix, gen) for x, gen in rescued]
+    return mean(reliance_terms(policy.model, policy.tokenizer.pad_token_id, responses))

@@ -1,27 +1,22 @@
 """The offline CPU lab: a tiny policy that collapses to zero reward on hard addition, and hints that help.
 
-- `mentor.lab.data`: problems and datasets (no torch import); their prompt, answer and hint formats and the
-  reward are the task's, in `mentor.tasks.arithmetic`.
+- `mentor.lab.data`: problems and datasets of either lab (no torch import); their prompt, answer and hint formats
+  and the reward are the task's, in `mentor.tasks.arithmetic` (or `mentor.tasks.composed`).
 - `mentor.lab.tokenizer`: the char-level tokenizer.
 - `mentor.lab.model`: the small Llama policy.
-- `mentor.lab.pretrain`: cached pre-training on the easy level (loading a checkpoint: `mentor.policy`).
-- `mentor.lab.sampling`: fast batched sampling and evaluation (greedy accuracy, a group's rewards).
+- `mentor.lab.pretrain`: cached pre-training of either lab's policy (loading a checkpoint: `mentor.policy`).
+- `mentor.lab.sampling`: fast batched sampling and evaluation of either lab (greedy accuracy, a group's rewards).
 - `mentor.lab.demo`: the `mentor demo` experiment (its settings in `mentor.lab.demo_settings`, its runs in parallel
   processes in `mentor.lab.demo_pool`, the command in `mentor.lab.demo_cli`); `mentor.lab.report`: its HTML report.
-- The composed-skills lab (`mentor demo --lab composed`): `mentor.lab.composed` (problems, per-seed gaps,
-  pre-training), `mentor.lab.composed_eval` (step-0 failures and the headroom table), `mentor.lab.composed_demo`
+- The composed-skills lab (`mentor demo --lab composed`, `lab="composed"` above): `mentor.lab.composed` (its chains,
+  per-seed gaps and pre-training rows), `mentor.lab.composed_eval` (step-0 failures and the headroom table), `mentor.lab.composed_demo`
   (the demo's arms); its task is `mentor.tasks.composed`.
 
 `python -m mentor.lab` pre-trains (or loads from the cache) and prints the lab's measured figures.
 """
 
-from pathlib import Path
-
 from mentor.lab.data import generate_problems, make_dataset
-
-# The lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not pre-train:
-# `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` and `mentor failures --source lab` load it.
-COMMITTED_POLICY = Path(__file__).resolve().parent / "policy"
+from mentor.policy import COMMITTED_POLICY  # the lab's default policy, committed (mentor/policy.py says why there)
 
 __all__ = ["COMMITTED_POLICY", "generate_problems", "make_dataset", "build_tokenizer", "build_policy", "pretrained_policy", "load_policy",
            "evaluate", "sample_rewards", "completions", "first_digits"]

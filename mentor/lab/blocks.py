@@ -44,7 +44,11 @@ COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - re
                "learning - static_hints": ("learning", "static_hints"), "learning - resample": ("learning", "resample"),
                "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor"),
                "static_hints - grpo": ("static_hints", "grpo"), "learning - grpo": ("learning", "grpo"),
-               "two_draws - grpo": ("two_draws", "grpo")}
+               "two_draws - grpo": ("two_draws", "grpo"),
+               # Issue 42's arms (docs/lab.md, "SDPO with the mentor's feedback"): SDPO alone, with the library's
+               # hint and with the mentor's hint as the teacher's feedback, and against GRPO with the mentor.
+               "sdpo_mentor - sdpo": ("sdpo_mentor", "sdpo"), "sdpo_mentor - sdpo_library": ("sdpo_mentor", "sdpo_library"),
+               "sdpo_mentor - mentor": ("sdpo_mentor", "mentor"), "sdpo_library - sdpo": ("sdpo_library", "sdpo")}
 # Round 5's primary comparisons, Holm-corrected together (docs/lab.md, "Evidence, round 5"); the rest are secondary.
 PRIMARY = ("learning - two_draws", "learning - mentor", "mentor - static_hints")
 HINTED_ARMS = ("static_hints", "mentor", "learning", "two_draws")
@@ -150,18 +154,18 @@ def prepare_policy(seed: int, settings, collapse_min: float | None = None) -> di
     """Seed `seed`'s policy (pre-trained on a cache miss), its step-0 collapse share and the collapse rule's verdict
     (at `collapse_min`, default `COLLAPSE_MIN`: the parent passes its own, since a spawned worker re-imports this
     module), and, when `static_hints` runs, its library rule."""
-    from mentor.lab import composed as lab
     from mentor.lab import composed_demo as cd
     from mentor.lab.composed_eval import composed_failure_rows
+    from mentor.lab.data import generate_problems
     from mentor.policy import torch_threads
 
     with torch_threads(1):
         policy = cd.policy(seed, settings.pretrain)
-        problems = lab.generate_problems("hard", cd.LIBRARY_PROBLEMS, seed=seed, split="train")
+        problems = generate_problems("hard", cd.LIBRARY_PROBLEMS, seed=seed, split="train", lab="composed")
         collapsed = len(composed_failure_rows(policy, problems, seed=seed)) / len(problems)
         bar = COLLAPSE_MIN if collapse_min is None else collapse_min
         info = {"seed": seed, "policy": policy, "collapsed_share": collapsed, "kept": collapsed >= bar}
-        if info["kept"] and "static_hints" in settings.arms:
+        if info["kept"] and {"static_hints", "sdpo_library"} & set(settings.arms):
             info["library"] = cd.choose_library(policy, seed)
     return info
 

@@ -12,12 +12,15 @@ r"""The composed-skills lab (`mentor demo --lab composed`): chains of one-digit 
   random first step, untrained, as the addition lab's tail rows: the policy then wrote 55% of hard chains in the format
   and 16% of their first steps right, so no one-step hint could rescue anything). Every value a row reads in its hint
   line on a hard row is the one it writes anyway: the policy learns to *read* a hint on the easy level only.
+
+This module holds what is the composed lab's own: its facts, gaps, chains and pre-training rows. The lab's machinery
+is shared with the addition lab, with `lab="composed"`: problems and datasets (mentor.lab.data), pre-training and its
+cache (mentor.lab.pretrain), sampling and accuracy (mentor.lab.sampling).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from pathlib import Path
 from typing import Any, Callable
@@ -28,6 +31,7 @@ LEVELS = {"easy": 2, "hard": 3}  # steps per problem
 HELDOUT_BUCKETS = 10
 FACTS = [(x, op, y) for x in range(BASE) for op in OPS for y in range(BASE)]
 LAB_VERSION = 2
+MAX_NEW_TOKENS = 8  # ` 1 7 6` and EOS, with a token to spare
 # Seed 0's policy, committed so that tests and a first demo need not pre-train it: `python -m mentor.lab.composed_eval
 # --commit` copies it from the cache.
 COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
@@ -74,8 +78,9 @@ def random_problem(rng: random.Random, level: str) -> tuple[list[int], list[str]
     return [rng.randrange(BASE) for _ in range(n + 1)], [rng.choice(OPS) for _ in range(n)]
 
 
-def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
-    """`n` distinct problems of a level and split (`train`, `heldout`, `all`), deterministic for the seed."""
+def chain_problems(level: str, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
+    """`n` distinct chains of a level and split (`train`, `heldout`, `all`), deterministic for the seed: what
+    `mentor.lab.data.generate_problems(..., lab="composed")` returns."""
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; use one of {sorted(LEVELS)}")
     if split not in ("train", "heldout", "all"):
@@ -93,13 +98,6 @@ def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -
         seen.add(pid)
         rows.append(make_row(digits, ops))
     return rows
-
-
-def make_dataset(level: str = "hard", n: int = 4000, seed: int = 0, split: str = "train"):
-    """A `datasets.Dataset` of problems (plain-text prompts)."""
-    from datasets import Dataset
-
-    return Dataset.from_list(generate_problems(level, n, seed, split))
 
 
 def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable:
@@ -138,102 +136,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
     return sample
 
 
-def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(overrides) - set(PRETRAIN_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(PRETRAIN_DEFAULTS)}")
-    return {**PRETRAIN_DEFAULTS, **overrides}
-
-
-def cache_key(seed: int = 0, versions: bool = True, **hparams) -> str:
-    """Hash of everything that changes the weights (`versions=False` leaves out the library versions: the key of the
-    committed checkpoint)."""
-    import torch
-    import transformers
-
-    from mentor.lab.model import MODEL_DEFAULTS
-    from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
-
-    hp = _hparams(hparams)
-    spec = {"lab": "composed", "lab_version": LAB_VERSION, "seed": seed, "hparams": hp,
-            "model": {**MODEL_DEFAULTS, **hp["model"]}, "vocab": SPECIAL_TOKENS + CHARS,
-            "example": make_row([3, 7, 4, 9], ["*", "-", "+"])}
-    if versions:
-        spec.update(torch=torch.__version__, transformers=transformers.__version__)
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def pretrain(seed: int = 0, num_threads: int | None = 1, progress: bool = True, **hparams):
-    """A fresh policy pre-trained on this lab's easy level (and tail rows); `(model, tokenizer, info)`."""
-    from mentor.lab.model import build_policy
-    from mentor.lab.pretrain import train_loop
-    from mentor.policy import torch_threads
-
-    hp = _hparams(hparams)
-    with torch_threads(num_threads):
-        model, tokenizer = build_policy(seed, **hp["model"])
-        model.train()
-        sample = pretrain_rows(hp, seed, random.Random(f"mentor-lab/composed/pretrain/{seed}"))
-        curve, first, final, seconds = train_loop(model, tokenizer, sample, hp, progress,
-                                                  desc=f"pre-training the composed lab's policy, seed {seed}")
-        model.eval()
-    return model, tokenizer, {"lab": "composed", "seed": seed, "hparams": hp, "train_seconds": seconds,
-                              "first_loss": first, "final_loss": final, "loss_curve": curve}
-
-
-def pretrained_policy(cache_dir: str = ".cache/mentor-lab", seed: int = 0, progress: bool = True,
-                      num_threads: int | None = 1, **hparams) -> str:
-    """The directory of seed `seed`'s pre-trained policy, `<cache_dir>/composed-<cache_key>`, pre-training it on a
-    cache miss (written atomically; `meta.json` records the hyper-parameters, time and easy accuracy)."""
-    from mentor.lab.pretrain import save_atomically
-    from mentor.policy import torch_threads
-
-    weights_key = cache_key(seed, False, **hparams)
-    committed = COMMITTED_POLICY / "meta.json"
-    if committed.exists() and json.loads(committed.read_text()).get("weights_key") == weights_key:
-        return str(COMMITTED_POLICY)
-    key = cache_key(seed, **hparams)
-    out = Path(cache_dir) / f"composed-{key}"
-    if (out / "meta.json").exists():
-        return str(out)
-    model, tokenizer, info = pretrain(seed, num_threads, progress, **hparams)
-    with torch_threads(num_threads):
-        info["easy_acc"] = accuracy(model, tokenizer, generate_problems("easy", 500, seed=1234, split="all"))
-    info["cache_key"], info["weights_key"] = key, weights_key  # weights_key also marks a lab policy for `mentor eval`
-    save_atomically(out, model, tokenizer, info)
-    return str(out)
-
-
-# --- sampling --------------------------------------------------------------------------------------------------
-
-MAX_NEW_TOKENS = 8  # ` 1 7 6` and EOS, with a token to spare
-
-
-def completions(model, tokenizer, problems: list[dict[str, Any]], hints: list[str] | None = None,
-                num_samples: int = 1, temperature: float | None = None, seed: int = 0,
-                batch_size: int = 512) -> list[list[str]]:
-    """`num_samples` completions per problem (greedy when temperature is None/0), each hint (if any) in the prompt."""
-    import torch
-
-    from mentor.lab.sampling import _generate
-
-    texts = [hint_prompt(row["prompt"], h) if h else row["prompt"] for row, h in
-             zip(problems, hints or [""] * len(problems))]
-    per, out = max(1, batch_size // num_samples), []
-    was_training = model.training
-    model.eval()
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        for s in range(0, len(texts), per):
-            dec = _generate(model, tokenizer, texts[s:s + per], num_samples, temperature, MAX_NEW_TOKENS)
-            out += [dec[j * num_samples:(j + 1) * num_samples] for j in range(len(texts[s:s + per]))]
-    model.train(was_training)
-    return out
-
-
-def accuracy(model, tokenizer, problems: list[dict[str, Any]], hints: list[str] | None = None) -> float:
-    """Greedy accuracy (every step right)."""
-    from mentor.tasks.composed import reward
-
-    outs = completions(model, tokenizer, problems, hints)
-    return sum(reward(o[0], row["answer"]) for o, row in zip(outs, problems)) / max(len(problems), 1)
+def key_data() -> dict[str, Any]:
+    """What this lab adds to a pre-training cache key (mentor.lab.pretrain.cache_key): its name, version and an
+    example row, so a change of format is a change of key."""
+    return {"lab": "composed", "lab_version": LAB_VERSION, "example": make_row([3, 7, 4, 9], ["*", "-", "+"])}

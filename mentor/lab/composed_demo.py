@@ -14,6 +14,9 @@
 - `resample`: the retry control, `hint_source: none` (`RESAMPLE_CONFIG`). Every collapsed group is re-drawn from its
   *unhinted* prompt, G fresh attempts through the same hook, rounds and splice as the hinted arms: the extra attempts
   the mentor gets, without a hint.
+- `sdpo`, `sdpo_library`, `sdpo_mentor`: trained by TRL's SDPOTrainer instead of GRPO (mentor.lab.demo's `_train`):
+  SDPO alone (successful rollouts teach), with the seed's library rule as a collapsed group's feedback, and with the
+  mentor's hint as that feedback (docs/configuration.md, "The hint as the self-teacher's feedback"). No re-attempt.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from mentor.lab import composed as lab
-from mentor.lab.composed_eval import best_library, composed_failure_rows, library_config
+from mentor.lab.composed_eval import best_library, composed_failure_rows
+from mentor.lab.data import generate_problems, make_dataset
+from mentor.lab.pretrain import pretrained_policy
+from mentor.lab.sampling import completions, evaluate
 from mentor.tasks.composed import reward, step_hint
 
 # Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
@@ -41,40 +47,27 @@ RESAMPLE_CONFIG: dict[str, Any] = {"hint_source": "none"}  # the retry control a
 
 
 def policy(seed: int, pretrain: dict[str, Any]) -> str:
-    return lab.pretrained_policy(seed=seed, **pretrain)
+    return pretrained_policy(seed=seed, lab="composed", **pretrain)
 
 
 def choose_library(policy_dir: str, seed: int, problems: int = LIBRARY_PROBLEMS) -> dict[str, Any]:
     """The seed's best fixed rule, measured on its step-0 failures: `{"step", "rescue_rates", "groups"}`."""
-    rows = composed_failure_rows(policy_dir, lab.generate_problems("hard", problems, seed=seed, split="train"), seed=seed)
+    rows = composed_failure_rows(policy_dir, generate_problems("hard", problems, seed=seed, split="train", lab="composed"),
+                                 seed=seed)
     if not rows:
         return {"step": 1, "rescue_rates": {}, "groups": 0}
     step, rates = best_library(policy_dir, rows, sample_seed=seed)
     return {"step": step, "rescue_rates": rates, "groups": len(rows)}
 
 
-def arm_config(arm: str, library_step: int | None, strategy: dict[str, Any]) -> dict[str, Any] | None:
-    if arm == "grpo":
-        return None
-    if arm == "resample":
-        return {**strategy, **RESAMPLE_CONFIG}
-    if arm == "static_hints":
-        return {**strategy, **library_config(library_step or 1), "hint_placement": strategy["hint_placement"]}
-    if arm == "learning":
-        return {**strategy, "hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)}
-    if arm == "two_draws":
-        return {**strategy, "hint_choice": "learning", "graph_draws": 2}
-    return dict(strategy)
-
-
 def heldout(n: int) -> list[dict[str, Any]]:
-    return lab.generate_problems("hard", n, seed=10_000, split="heldout")
+    return generate_problems("hard", n, seed=10_000, split="heldout", lab="composed")
 
 
 def dataset(n: int, seed: int, library_step: int | None, candidates: bool = False):
     """The training problems; the static library's hint column (`hint_step<k>`) when a library is given, the
     learning arm's `CANDIDATE_COLUMNS` with `candidates`."""
-    ds = lab.make_dataset("hard", n, seed=seed, split="train")
+    ds = make_dataset("hard", n, seed=seed, split="train", lab="composed")
     steps = CANDIDATE_STEPS if candidates else [library_step] if library_step else []
     for k in steps:
         ds = ds.map(lambda row, k=k: {f"hint_step{k}": step_hint([int(c) for c in row["answer"]], k)})
@@ -85,7 +78,7 @@ def wrong(model, tokenizer, problems: list[dict[str, Any]]) -> list[dict[str, An
     """The problems still wrong, greedy and unhinted, with the steps the policy wrote."""
     from mentor.tasks.composed import extract_steps
 
-    outs = lab.completions(model, tokenizer, problems)
+    outs = completions(model, tokenizer, problems, lab="composed")
     return [{"problem_id": row["problem_id"], "answer": row["answer"], "got": extract_steps(out[0]),
              "first_wrong_step": first_wrong(out[0], row["answer"])}
             for out, row in zip(outs, problems) if not reward(out[0], row["answer"])]
@@ -100,5 +93,5 @@ def first_wrong(completion: str, answer: str) -> int | None:
 def hinted_accuracy(model, tokenizer, problems: list[dict[str, Any]], library_step: int | None) -> float:
     """Greedy accuracy with the library's one-step hint (step 1 when there is no library): for hint dependence."""
     k = library_step or 1
-    hints = [step_hint([int(c) for c in row["answer"]], k) for row in problems]
-    return lab.accuracy(model, tokenizer, problems, hints)
+    return evaluate(model, tokenizer, problems, lambda row: step_hint([int(c) for c in row["answer"]], k),
+                    lab="composed")

@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from mentor.lab import composed as lab
+from mentor.lab import sampling
+from mentor.lab.data import generate_problems
+from mentor.lab.pretrain import pretrained_policy
 from mentor.tasks.composed import ComposedTask, reward, step_hint
 
 LIBRARY_RULES = {f"step{k}": k for k in range(1, lab.LEVELS["hard"])}  # the last step is the answer: never a hint
@@ -44,7 +47,7 @@ def composed_failure_rows(policy_dir: str, problems: list[dict[str, Any]], sampl
     from mentor.policy import load_checkpoint
 
     model, tok = load_checkpoint(policy_dir)
-    outs = lab.completions(model, tok, problems, num_samples=samples, temperature=1.0, seed=seed)
+    outs = sampling.completions(model, tok, problems, num_samples=samples, temperature=1.0, seed=seed, lab="composed")
     rows = []
     for row, group in zip(problems, outs):
         attempts = [{"completion": c, "reward": reward(c, row["answer"])} for c in group]
@@ -90,11 +93,12 @@ def policy_figures(policy_dir: str, n: int = 500) -> dict[str, Any]:
     from mentor.policy import load_checkpoint
 
     model, tok = load_checkpoint(policy_dir)
-    easy = lab.generate_problems("easy", min(n, 500), seed=1, split="all")
-    hard = lab.generate_problems("hard", n, seed=0, split="heldout")
-    groups = lab.completions(model, tok, hard, num_samples=8, temperature=1.0, seed=0)
+    easy = generate_problems("easy", min(n, 500), seed=1, split="all", lab="composed")
+    hard = generate_problems("hard", n, seed=0, split="heldout", lab="composed")
+    groups = sampling.completions(model, tok, hard, num_samples=8, temperature=1.0, seed=0, lab="composed")
     collapsed = sum(not any(reward(c, row["answer"]) for c in g) for g, row in zip(groups, hard)) / n
-    return {"easy_acc": lab.accuracy(model, tok, easy), "hard_acc": lab.accuracy(model, tok, hard),
+    return {"easy_acc": sampling.evaluate(model, tok, easy, lab="composed"),
+            "hard_acc": sampling.evaluate(model, tok, hard, lab="composed"),
             "hard_collapsed": collapsed}
 
 
@@ -115,17 +119,17 @@ def main(argv=None) -> None:
 
     if args.commit:
         shutil.rmtree(lab.COMMITTED_POLICY, ignore_errors=True)
-        shutil.copytree(lab.pretrained_policy(seed=0, num_threads=args.threads), lab.COMMITTED_POLICY)
+        shutil.copytree(pretrained_policy(seed=0, num_threads=args.threads, lab="composed"), lab.COMMITTED_POLICY)
         print(f"copied seed 0's policy to {lab.COMMITTED_POLICY}")
         return
 
     seeds, sample_seeds = [int(s) for s in args.seeds.split(",")], [int(s) for s in args.sample_seeds.split(",")]
-    problems = lab.generate_problems("hard", args.n, seed=0, split="heldout")
+    problems = generate_problems("hard", args.n, seed=0, split="heldout", lab="composed")
     out: dict[str, Any] = {}
     with torch_threads(args.threads):
         for seed in seeds:
             hparams = {"steps": args.pretrain_steps} if args.pretrain_steps else {}
-            policy = lab.pretrained_policy(seed=seed, num_threads=args.threads, **hparams)
+            policy = pretrained_policy(seed=seed, num_threads=args.threads, lab="composed", **hparams)
             rows = composed_failure_rows(policy, problems, seed=0)
             if args.output:
                 Path(args.output).write_text("".join(json.dumps(r) + "\n" for r in rows))

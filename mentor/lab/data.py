@@ -1,4 +1,5 @@
-r"""Fixed-width addition problems for the CPU lab.
+r"""The lab's problems: fixed-width addition (this module), or the composed lab's chains (`lab="composed"`, whose
+rows mentor.lab.composed writes).
 
 Easy level: operands 0..99; hard level: operands 100..999. Every prompt has the same shape,
 `Q: 023+045=? A:`, and the reference completion is ` 0068` (a space, then the sum as 4 digits).
@@ -22,6 +23,7 @@ from typing import Any
 
 from mentor.tasks.arithmetic import format_answer, format_prompt
 
+LABS = ("addition", "composed")
 LEVELS = {"easy": (0, 99), "hard": (100, 999)}
 SPLITS = ("train", "heldout", "all")
 HELDOUT_BUCKETS = 10  # 1 pair in 10 is held out
@@ -59,8 +61,15 @@ def all_pairs(level: str, split: str = "all") -> list[tuple[int, int]]:
             if split == "all" or split_of(a, b) == split]
 
 
-def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -> list[dict[str, Any]]:
-    """`n` distinct problems of a level and split, deterministic for the seed."""
+def generate_problems(level: str, n: int, seed: int = 0, split: str = "train", lab: str = "addition"
+                      ) -> list[dict[str, Any]]:
+    """`n` distinct problems of a level and split, deterministic for the seed; `lab`: `addition` or `composed`."""
+    if lab == "composed":
+        from mentor.lab.composed import chain_problems
+
+        return chain_problems(level, n, seed, split)
+    if lab != "addition":
+        raise ValueError(f"unknown lab {lab!r}; use one of {LABS}")
     lo, hi = _check(level, split)
     rng = random.Random(f"mentor-lab/{level}/{split}/{seed}")
     size = (hi - lo + 1) ** 2
@@ -80,9 +89,12 @@ def generate_problems(level: str, n: int, seed: int = 0, split: str = "train") -
     return rows
 
 
-def make_dataset(level: str = "hard", n: int = 1000, seed: int = 0, split: str = "train"):
-    """A `datasets.Dataset` with columns prompt, answer, operands, problem_id, level (plain-text prompts,
-    so TRL applies no chat template)."""
+def make_dataset(level: str = "hard", n: int | None = None, seed: int = 0, split: str = "train",
+                 lab: str = "addition"):
+    """A `datasets.Dataset` of `generate_problems` (plain-text prompts, so TRL applies no chat template): `n`
+    problems, by default 1000 of the addition lab, 4000 of the composed lab. Columns: prompt, answer, problem_id,
+    level, and the addition lab's operands or the composed lab's digits and ops."""
     from datasets import Dataset
 
-    return Dataset.from_list(generate_problems(level, n, seed, split))
+    n = n if n is not None else 4000 if lab == "composed" else 1000
+    return Dataset.from_list(generate_problems(level, n, seed, split, lab))

@@ -20,15 +20,30 @@ from pathlib import Path
 from typing import Any
 
 from mentor.lab.demo_pool import cores, run_parallel
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, SDPO_ARMS, DemoSettings
+
+STATIC_LIBRARY: dict[str, Any] = {"graph": "graphs/static_hints/graph.py:graph"}  # it reads the `hint` column
 
 
-def arm_config(arm: str, strategy: dict[str, Any]) -> dict[str, Any] | None:
-    """The mentor config of an arm (None: no mentor), splicing hints by `strategy`."""
-    if arm == "grpo":
+def arm_config(arm: str, strategy: dict[str, Any], library: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The mentor config of an arm (None: no mentor), splicing hints by `strategy`. `library`: the config keys of the
+    `static_hints` arm's library (default `STATIC_LIBRARY`; the composed lab's is the seed's chosen rule). The arms
+    `resample`, `learning`, `two_draws` and the SDPO arms are the composed lab's (mentor.lab.composed_demo)."""
+    if arm in ("grpo", "sdpo"):
         return None
+    if arm in ("sdpo_library", "sdpo_mentor"):  # no re-attempt under SDPO: the keys that would shape one are left out
+        from mentor.trl.sdpo_hook import REATTEMPT_KEYS
+
+        keys = {**strategy, **(library or STATIC_LIBRARY)} if arm == "sdpo_library" else strategy
+        return {key: value for key, value in keys.items() if key not in REATTEMPT_KEYS}
     if arm == "static_hints":
-        return {**strategy, "graph": "graphs/static_hints/graph.py:graph"}
+        return {**strategy, **(library or STATIC_LIBRARY)}
+    if arm in ("resample", "learning", "two_draws"):
+        from mentor.lab.composed_demo import CANDIDATE_COLUMNS, RESAMPLE_CONFIG
+
+        return {**strategy, **{"resample": RESAMPLE_CONFIG,
+                               "learning": {"hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)},
+                               "two_draws": {"hint_choice": "learning", "graph_draws": 2}}[arm]}
     return dict(strategy)
 
 
@@ -73,9 +88,9 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
 
 def _train(arm: str, seed: int, model, tokenizer, settings: DemoSettings, out_dir: Path, steps_queue, heldout_pass,
            dataset, reward_func, max_completion_length: int, config: dict[str, Any] | None) -> dict[str, Any]:
-    """GRPO on `dataset` from `model`, with the arm's mentor `config` attached (None: none); the held-out curve
-    (`heldout_pass(model)` -> a dict with `heldout_acc`, at step 0 and every `eval_every` steps), the per-step reward
-    and collapse rates, and the mentor's interventions."""
+    """GRPO (or, for `SDPO_ARMS`, TRL's SDPO) on `dataset` from `model`, with the arm's mentor `config` attached
+    (None: none); the held-out curve (`heldout_pass(model)` -> a dict with `heldout_acc`, at step 0 and every
+    `eval_every` steps), the per-step reward and collapse rates, and the mentor's interventions."""
     import torch
     from transformers import PrinterCallback, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -96,15 +111,24 @@ def _train(arm: str, seed: int, model, tokenizer, settings: DemoSettings, out_di
                 steps_queue.put((arm, seed, None))
 
     run_dir = out_dir / f"{arm}-seed{seed}"
-    args = GRPOConfig(
+    common = dict(
         output_dir=str(run_dir), use_cpu=True, bf16=False, beta=0.0, seed=seed, report_to="none",
         learning_rate=settings.learning_rate, lr_scheduler_type=settings.lr_scheduler, max_steps=settings.steps,
         per_device_train_batch_size=settings.prompts_per_step * settings.num_generations,
         num_generations=settings.num_generations, max_completion_length=max_completion_length, temperature=1.0,
         logging_steps=1, save_strategy="no", gradient_checkpointing=False, disable_tqdm=steps_queue is not None)
+    # SDPO's defaults (an EMA teacher, rebuilt from the checkpoint's folder), with environment feedback read: the
+    # mentor's hint, where one is given; without a mentor, no row has any, and successful rollouts alone teach.
+    sdpo = arm in SDPO_ARMS
+    if sdpo:
+        from trl.experimental.sdpo import SDPOConfig, SDPOTrainer
+
+        args, trainer_class = SDPOConfig(include_environment_feedback=True, **common), SDPOTrainer
+    else:
+        args, trainer_class = GRPOConfig(**common), GRPOTrainer
     torch.manual_seed(seed)
-    trainer = GRPOTrainer(model=model, reward_funcs=[reward_func], args=args, train_dataset=dataset,
-                          processing_class=tokenizer, callbacks=[HeldoutCurve()])
+    trainer = trainer_class(model=model, reward_funcs=[reward_func], args=args, train_dataset=dataset,
+                            processing_class=tokenizer, callbacks=[HeldoutCurve()])
     if steps_queue is not None:
         trainer.remove_callback(PrinterCallback)  # the log dicts TRL prints when its bar is off
     if config is not None:
@@ -114,12 +138,15 @@ def _train(arm: str, seed: int, model, tokenizer, settings: DemoSettings, out_di
     t0 = time.perf_counter()
     trainer.train()
     train_s = time.perf_counter() - t0
-    logs = [log for log in trainer.state.log_history if "reward" in log]
+    # SDPO logs its own names; its flat groups (all right or all wrong) are what GRPO's zero-std share counts.
+    reward, flat = ("self_distillation/reward_mean", "self_distillation/flat_group_fraction") if sdpo \
+        else ("reward", "frac_reward_zero_std")
+    logs = [log for log in trainer.state.log_history if reward in log]
     result = {
         "heldout_acc_before": before, "heldout_acc_after": curve[-1]["heldout_acc"], "curve": curve,
-        "train_s": train_s, "reward": [log["reward"] for log in logs],
-        "collapse_rate_before": [log.get("mentor/collapse_rate_before", log["frac_reward_zero_std"]) for log in logs],
-        "collapse_rate_after": [log.get("mentor/collapse_rate_after", log["frac_reward_zero_std"]) for log in logs],
+        "train_s": train_s, "reward": [log[reward] for log in logs],
+        "collapse_rate_before": [log.get("mentor/collapse_rate_before", log[flat]) for log in logs],
+        "collapse_rate_after": [log.get("mentor/collapse_rate_after", log[flat]) for log in logs],
     }
     if config is not None:
         result["recovered"] = [log.get("mentor/recovered", 0.0) for log in logs]
@@ -143,12 +170,13 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     """`run_arm` for the composed lab: its problems, reward and one-step hints; also tracks where the held-out
     attempts first go wrong (`first_wrong_steps` in each curve point) and the groups the hints recovered."""
     from mentor.lab import composed_demo as cd
+    from mentor.lab.composed_eval import library_config
     from mentor.policy import load_checkpoint
     from mentor.rewards import composed_reward
 
     model, tokenizer = load_checkpoint(policy_dir)
     heldout = cd.heldout(settings.heldout_problems)
-    step = library.get("step") if arm == "static_hints" else None
+    step = library.get("step") if arm in ("static_hints", "sdpo_library") else None
     wrong: list[dict[str, Any]] = []
 
     def heldout_pass(policy) -> dict[str, Any]:
@@ -156,7 +184,9 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
         where = Counter(str(w["first_wrong_step"]) for w in wrong)
         return {"heldout_acc": (len(heldout) - len(wrong)) / len(heldout), "first_wrong_steps": dict(sorted(where.items()))}
 
-    config = cd.arm_config(arm, step, settings.strategy)
+    rule = {**library_config(step or 1), "hint_placement": settings.strategy["hint_placement"]} \
+        if arm in ("static_hints", "sdpo_library") else None
+    config = arm_config(arm, settings.strategy, rule)
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
                     cd.dataset(settings.train_problems, seed, step, candidates=arm == "learning"), composed_reward,
                     cd.MAX_COMPLETION_LENGTH, config)
@@ -169,7 +199,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     hinted = {k: cd.hinted_accuracy(model, tokenizer, heldout, k) for k in sorted({own, *cd.CANDIDATE_STEPS})}
     result["hint_dependence"] = hinted[own] - result["heldout_acc_after"]
     result["hint_dependence_by_step"] = {str(k): hinted[k] - result["heldout_acc_after"] for k in cd.CANDIDATE_STEPS}
-    if arm == "static_hints":
+    if step is not None:
         result["library"] = library
     return result
 
@@ -207,7 +237,7 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
     jobs = min(settings.jobs or 2 * cores(), len(runs))
     print(f"{len(runs)} run(s) of {settings.steps} GRPO steps, {jobs} at a time")
     if jobs > 1:
-        figures = run_parallel(runs, jobs, policies, settings, out_dir, libraries)
+        figures = run_parallel(run_arm, runs, jobs, policies, settings, out_dir, libraries)
     else:
         figures = [run_arm(arm, seed, policies[seed], settings, out_dir, library=libraries.get(seed))
                    for arm, seed in runs]
@@ -244,11 +274,11 @@ def _policies(settings: DemoSettings) -> tuple[dict[int, str], dict[int, dict[st
     for seed in settings.seeds:
         print(f"pre-training the composed lab's policy of seed {seed} (cached after the first run)")
         policies[seed] = composed_demo.policy(seed, settings.pretrain)
-        if "static_hints" in settings.arms:
+        if {"static_hints", "sdpo_library"} & set(settings.arms):
             libraries[seed] = composed_demo.choose_library(policies[seed], seed)
             print(f"seed {seed}: static_hints library = reveal step {libraries[seed]['step']} "
                   f"(rescue rates on {libraries[seed]['groups']} step-0 failures: {libraries[seed]['rescue_rates']})")
     return policies, libraries
 
 
-__all__ = ["ARMS", "COMPOSED_ARMS", "LAB_STRATEGY", "DemoSettings", "arm_config", "run_arm", "run_demo", "summarise_arms"]
+__all__ = ["ARMS", "COMPOSED_ARMS", "LAB_STRATEGY", "SDPO_ARMS", "DemoSettings", "arm_config", "run_arm", "run_demo", "summarise_arms"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mentor.lab.demo import run_demo
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, SDPO_ARMS, DemoSettings
 from mentor.types import InputError
 
 
@@ -81,7 +81,8 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
     demo.add_argument("--steps", type=int, help="GRPO steps per arm")
     demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
-    demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)})")
+    demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)}; the composed lab also has "
+                                     f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS if a not in ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
     demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,

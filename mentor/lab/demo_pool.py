@@ -42,13 +42,11 @@ def workers_stopped_on_sigterm(pool: ProcessPoolExecutor):
 _interrupted = False  # this worker took Ctrl-C: the runs queued behind it (the pool hands them on) must not start
 
 
-def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue, library) -> dict[str, Any]:
+def _run_in_worker(run_arm, arm, seed, policy_dir, settings, out_dir, steps_queue, library) -> dict[str, Any]:
     global _interrupted
     if _interrupted:
         raise KeyboardInterrupt(f"{arm}, seed {seed}: not started, Ctrl-C came first")
     import torch
-
-    from mentor.lab.demo import run_arm  # the worker's own import: demo.py imports this module
 
     torch.set_num_threads(1)
     try:
@@ -58,8 +56,9 @@ def _run_in_worker(arm, seed, policy_dir, settings, out_dir, steps_queue, librar
         raise
 
 
-def run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dict[str, Any]]:
-    """Each run in its own process; one progress bar per run, fed by the workers' step and evaluation reports."""
+def run_parallel(run_arm, runs, jobs, policies, settings, out_dir, libraries) -> list[dict[str, Any]]:
+    """`run_arm` (mentor.lab.demo's, passed in: this module imports no demo code) over `runs`, each in its own
+    process; one progress bar per run, fed by the workers' step and evaluation reports."""
     import multiprocessing
 
     from tqdm.auto import tqdm
@@ -80,7 +79,7 @@ def run_parallel(runs, jobs, policies, settings, out_dir, libraries) -> list[dic
 
         reader = threading.Thread(target=show_progress, daemon=True)
         reader.start()
-        futures = [pool.submit(_run_in_worker, arm, seed, policies[seed], settings, out_dir, steps_queue,
+        futures = [pool.submit(_run_in_worker, run_arm, arm, seed, policies[seed], settings, out_dir, steps_queue,
                                libraries.get(seed)) for arm, seed in runs]
         try:
             return [f.result() for f in futures]

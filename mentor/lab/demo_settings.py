@@ -12,8 +12,11 @@ from mentor.types import InputError
 ARMS = ("grpo", "static_hints", "mentor")
 # The composed lab also has the retry control (`resample`: collapsed groups re-drawn unhinted), the mentor that
 # chooses by predicted learning (`learning`: `hint_choice: learning`) and its control (`two_draws`: the same choice
-# between two draws of the mentor's own hint), all in mentor.lab.composed_demo.
+# between two draws of the mentor's own hint), all in mentor.lab.composed_demo: what `--blocks` runs by default.
 COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_draws")
+# Three more, trained by TRL's SDPOTrainer instead of GRPO, run when named: SDPO alone, with the seed's library hint
+# as a collapsed group's feedback, and with the mentor's hint as that feedback.
+SDPO_ARMS = ("sdpo", "sdpo_library", "sdpo_mentor")
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
@@ -79,7 +82,7 @@ class DemoSettings:
             raise InputError(f"lab: unknown lab {self.lab!r}; the labs are {list(LABS)}")
         if not self.seeds:
             raise InputError("seeds: give at least one seed")
-        known = COMPOSED_ARMS if self.lab == "composed" else ARMS
+        known = COMPOSED_ARMS + SDPO_ARMS if self.lab == "composed" else ARMS
         unknown = set(self.arms) - set(known)
         if unknown or not self.arms:
             raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the {self.lab} lab's arms are {list(known)}")

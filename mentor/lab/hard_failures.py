@@ -5,16 +5,16 @@ The problems and samples are those of docs/lab.md's measured figures (`python -m
 problems (seed `--seed`), 8 samples each at T=1 with the same sampling seed. Each row's reference holds `hint1`,
 `hint2` and `hint3`, the first 1, 2 and 3 answer digits: three static hint libraries in one file, chosen per config by
 `columns: {hint: hint2}`. `--all` keeps the groups that are not collapsed too, so that `mentor eval` sees exactly the
-problems of docs/lab.md's rescue rates (which count every problem). The command is mentor/failures_command.py.
+problems of docs/lab.md's rescue rates (which count every problem). The command is mentor/cli/failures.py.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mentor.lab import COMMITTED_POLICY, data
+from mentor.lab import data
 from mentor.lab.sampling import completions
-from mentor.policy import load_checkpoint, torch_threads
+from mentor.policy import COMMITTED_POLICY, load_checkpoint, torch_threads
 from mentor.tasks import arithmetic
 
 

@@ -1,5 +1,6 @@
-"""Pre-training the lab's policy on the easy level, cached (sampling and accuracy: mentor.lab.sampling; loading a
-checkpoint and torch's threads: mentor.policy).
+"""Pre-training a lab's policy, cached (sampling and accuracy: mentor.lab.sampling; loading a checkpoint and torch's
+threads: mentor.policy). Both labs share the loop, the cache and its keys; `lab="addition"` (the default) trains on
+this module's rows (`training_rows`), `lab="composed"` on mentor.lab.composed's.
 
 `pretrained_policy()` trains once per cache key (everything that changes the weights) and returns the
 directory of a `save_pretrained` checkpoint (model and tokenizer), loadable with
@@ -12,17 +13,19 @@ import hashlib
 import json
 import math
 import os
+import random
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from mentor.lab import COMMITTED_POLICY
+from mentor.lab import composed
 from mentor.lab import data as labdata
 from mentor.lab.sampling import evaluate
 from mentor.lab.tokenizer import encode
-from mentor.policy import torch_threads
+from mentor.policy import COMMITTED_POLICY, torch_threads
 from mentor.tasks import arithmetic
 
 # Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
@@ -62,11 +65,8 @@ class ExtraRows(Protocol):
         """The prompt of a tail row whose response `shown` has `given` leading digits given."""
 
 
-def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(overrides) - set(PRETRAIN_DEFAULTS)
-    if unknown:
-        raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(PRETRAIN_DEFAULTS)}")
-    hp = {**PRETRAIN_DEFAULTS, **overrides}
+def addition_hparams(hp: dict[str, Any]) -> dict[str, Any]:
+    """The addition lab's hyper-parameters checked: its lists as lists, and tail rows that give 2 or 3 digits."""
     hp["hint_digits"], hp["tail_given"] = list(hp["hint_digits"]), list(hp["tail_given"])
     if not set(hp["tail_given"]) <= {2, 3}:
         raise ValueError(f"tail_given must list 2 and/or 3 given digits, got {hp['tail_given']}: with fewer, a tail "
@@ -74,7 +74,63 @@ def _hparams(overrides: dict[str, Any]) -> dict[str, Any]:
     return hp
 
 
-def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = None, **hparams) -> str:
+def addition_key_data() -> dict[str, Any]:
+    """What the addition lab adds to a cache key: its version and its formats, by example."""
+    return {"lab_version": LAB_VERSION,
+            "data": {"levels": labdata.LEVELS,
+                     "example": arithmetic.format_prompt(23, 45) + " " + arithmetic.format_answer(23, 45),
+                     "hint_example": arithmetic.hint_prompt(arithmetic.format_prompt(23, 45), "00")}}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What one lab's pre-training is made of, beyond the shared loop and cache."""
+
+    defaults: dict[str, Any]  # its hyper-parameters
+    rows: Callable[[dict[str, Any], int, random.Random, ExtraRows | None], Callable]  # (hp, seed, rng, extra) -> sample
+    key_data: Callable[[], dict[str, Any]]  # its part of the cache key
+    committed: Path  # its committed seed-0 policy
+    folder: str  # a cached policy's folder is `<folder>-<cache key>`
+    threads: int  # torch threads by default (the committed policies were trained so)
+    stream: str  # the name of the rows' random stream, `{seed}` in it
+    desc: str  # the progress bar's, `{seed}` in it
+    info: dict[str, Any] = field(default_factory=dict)  # what meta.json says of the lab
+    checked: Callable[[dict[str, Any]], dict[str, Any]] = lambda hp: hp
+
+
+def _composed_rows(hp, seed, rng, extra):
+    if extra is not None:
+        raise TypeError("the composed lab takes no `extra` rows")
+    return composed.pretrain_rows(hp, seed, rng)
+
+
+RECIPES = {
+    "addition": Recipe(PRETRAIN_DEFAULTS, lambda hp, seed, rng, extra: training_rows(hp, rng, extra),
+                       addition_key_data, COMMITTED_POLICY, "policy", 2, "mentor-lab/pretrain/{seed}",
+                       "pre-training the lab policy", checked=addition_hparams),
+    "composed": Recipe(composed.PRETRAIN_DEFAULTS, _composed_rows, composed.key_data, composed.COMMITTED_POLICY,
+                       "composed", 1, "mentor-lab/composed/pretrain/{seed}",
+                       "pre-training the composed lab's policy, seed {seed}", info={"lab": "composed"}),
+}
+
+
+def recipe(lab: str) -> Recipe:
+    if lab not in RECIPES:
+        raise ValueError(f"unknown lab {lab!r}; use one of {sorted(RECIPES)}")
+    return RECIPES[lab]
+
+
+def hparams_of(lab: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """A lab's hyper-parameters: its defaults with `overrides`, which may only name known ones."""
+    defaults = recipe(lab).defaults
+    unknown = set(overrides) - set(defaults)
+    if unknown:
+        raise TypeError(f"unknown pre-training hyper-parameter(s) {sorted(unknown)}; known: {sorted(defaults)}")
+    return recipe(lab).checked({**defaults, **overrides})
+
+
+def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = None, lab: str = "addition",
+              **hparams) -> str:
     """Hash of everything that changes the pre-trained weights (`versions=False` leaves out the library
     versions: the key of the committed checkpoint, which any torch/transformers can load; `extra`: an experiment's
     rows, whose `hparams` join the others)."""
@@ -84,17 +140,9 @@ def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = No
     from mentor.lab.model import MODEL_DEFAULTS
     from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
 
-    hp = {**_hparams(hparams), **(extra.hparams if extra else {})}
-    spec = {
-        "lab_version": LAB_VERSION,
-        "seed": seed,
-        "hparams": hp,
-        "model": {**MODEL_DEFAULTS, **hp["model"]},
-        "vocab": SPECIAL_TOKENS + CHARS,
-        "data": {"levels": labdata.LEVELS,
-                 "example": arithmetic.format_prompt(23, 45) + " " + arithmetic.format_answer(23, 45),
-                 "hint_example": arithmetic.hint_prompt(arithmetic.format_prompt(23, 45), "00")},
-    }
+    hp = {**hparams_of(lab, hparams), **(extra.hparams if extra else {})}
+    spec = {**recipe(lab).key_data(), "seed": seed, "hparams": hp, "model": {**MODEL_DEFAULTS, **hp["model"]},
+            "vocab": SPECIAL_TOKENS + CHARS}
     if versions:
         spec.update(torch=torch.__version__, transformers=transformers.__version__)
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
@@ -191,7 +239,7 @@ def _batch(tokenizer, prompts, completions, ends=None, given=None):
 
 def train_loop(model, tokenizer, sample, hp: dict[str, Any], progress: bool = True,
                desc: str = "pre-training the lab policy"):
-    """The pre-training loop shared by the lab's policies: AdamW, warm-up then cosine decay, gradient clip 1.0, on
+    """The pre-training loop shared by the labs' policies: AdamW, warm-up then cosine decay, gradient clip 1.0, on
     batches `sample(batch_size, step)` of `(prompts, completions, ends, given)`. Returns `(loss curve, first loss, final
     loss (EMA), seconds)`; the model is left in train mode."""
     import torch
@@ -225,44 +273,47 @@ def train_loop(model, tokenizer, sample, hp: dict[str, Any], progress: bool = Tr
     return curve, first_loss, loss_ema, round(time.time() - t0, 1)
 
 
-def pretrain(seed: int = 0, num_threads: int | None = 2, progress: bool = True, extra: ExtraRows | None = None,
-             **hparams):
-    """Pre-train a fresh policy on the easy level (and `extra`'s rows); returns `(model, tokenizer, info)`.
-    Deterministic for the seed and hyper-parameters (on one machine and thread count)."""
-    import random
-
+def pretrain(seed: int = 0, num_threads: int | None = None, progress: bool = True, extra: ExtraRows | None = None,
+             lab: str = "addition", **hparams):
+    """Pre-train a fresh policy of `lab` (its rows, and `extra`'s); returns `(model, tokenizer, info)`. `num_threads`:
+    torch's, by default the lab's own (2 for addition, 1 for composed). Deterministic for the seed and
+    hyper-parameters (on one machine and thread count)."""
     from mentor.lab.model import build_policy
 
-    hp = _hparams(hparams)
-    with torch_threads(num_threads):
+    how, hp = recipe(lab), hparams_of(lab, hparams)
+    with torch_threads(num_threads or how.threads):
         model, tokenizer = build_policy(seed, **hp["model"])
         model.train()
-        rng = random.Random(f"mentor-lab/pretrain/{seed}")
-        sample = training_rows(hp, rng, extra)
-        curve, first_loss, loss_ema, seconds = train_loop(model, tokenizer, sample, hp, progress)
+        sample = how.rows(hp, seed, random.Random(how.stream.format(seed=seed)), extra)
+        curve, first_loss, loss_ema, seconds = train_loop(model, tokenizer, sample, hp, progress,
+                                                          desc=how.desc.format(seed=seed))
         model.eval()
-    info = {"seed": seed, "hparams": {**hp, **(extra.hparams if extra else {})}, "train_seconds": seconds, "first_loss": first_loss, "final_loss": loss_ema,
-            "loss_curve": curve}
+    info = {**how.info, "seed": seed, "hparams": {**hp, **(extra.hparams if extra else {})}, "train_seconds": seconds,
+            "first_loss": first_loss, "final_loss": loss_ema, "loss_curve": curve}
     return model, tokenizer, info
 
 
 def pretrained_policy(cache_dir: str | os.PathLike = DEFAULT_CACHE_DIR, seed: int = 0, progress: bool = True,
-                      num_threads: int | None = 2, extra: ExtraRows | None = None, **hparams) -> str:
-    """Path of a pre-trained lab policy (model + tokenizer, `save_pretrained` format), training it on a
-    cache miss. The directory is `<cache_dir>/policy-<cache_key>`; `meta.json` in it records the
-    hyper-parameters, training time and easy-level accuracy. `extra`: an experiment's rows (`ExtraRows`)."""
-    committed = COMMITTED_POLICY / "meta.json"
-    weights_key = cache_key(seed, False, extra, **hparams)
+                      num_threads: int | None = None, extra: ExtraRows | None = None, lab: str = "addition",
+                      **hparams) -> str:
+    """Path of a pre-trained policy of `lab` (model + tokenizer, `save_pretrained` format), training it on a cache
+    miss. The directory is the lab's committed policy where its weights key matches, else
+    `<cache_dir>/<policy|composed>-<cache_key>`; `meta.json` in it records the hyper-parameters, training time and
+    easy-level accuracy. `extra`: an experiment's rows (`ExtraRows`)."""
+    how = recipe(lab)
+    committed = how.committed / "meta.json"
+    weights_key = cache_key(seed, False, extra, lab, **hparams)
     if committed.exists() and json.loads(committed.read_text()).get("weights_key") == weights_key:
-        return str(COMMITTED_POLICY)
-    key = cache_key(seed, True, extra, **hparams)
-    out = Path(cache_dir) / f"policy-{key}"
+        return str(how.committed)
+    key = cache_key(seed, True, extra, lab, **hparams)
+    out = Path(cache_dir) / f"{how.folder}-{key}"
     if (out / "meta.json").exists():
         return str(out)
-    model, tokenizer, info = pretrain(seed=seed, num_threads=num_threads, progress=progress, extra=extra, **hparams)
-    with torch_threads(num_threads):
-        info["easy_acc"] = evaluate(model, tokenizer, labdata.generate_problems("easy", 1000, seed=1234, split="all"))
-    info["cache_key"], info["weights_key"] = key, weights_key
+    model, tokenizer, info = pretrain(seed, num_threads, progress, extra, lab, **hparams)
+    easy = labdata.generate_problems("easy", 500 if lab == "composed" else 1000, seed=1234, split="all", lab=lab)
+    with torch_threads(num_threads or how.threads):
+        info["easy_acc"] = evaluate(model, tokenizer, easy, lab=lab)
+    info["cache_key"], info["weights_key"] = key, weights_key  # weights_key also marks a lab policy for `mentor eval`
     save_atomically(out, model, tokenizer, info)
     return str(out)
 

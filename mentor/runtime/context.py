@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from langgraph.runtime import Runtime
 
 from mentor.config import DEFAULT_PROMPTS_DIR, NODES, LLMConfig, MentorConfig, check_fields, llm_config, node_backends
-from mentor.runtime.llm import StructuredOutput
+from mentor.llm.client import StructuredOutput
 
 
 def _described(name: str) -> dict[str, str]:

@@ -9,9 +9,9 @@ from typing import Any, Callable
 
 from langgraph.runtime import Runtime
 
+from mentor.llm.client import StructuredOutput, ask, chat_model_from_config
+from mentor.llm.schemas import fit_schema, node_schema
 from mentor.runtime.context import MentorContext, context_of, lent_resources
-from mentor.runtime.llm import StructuredOutput, ask, chat_model_from_config
-from mentor.runtime.schemas import fit_schema, node_schema
 from mentor.runtime.state import MentorStateBase
 from mentor.tasks import get_task
 from mentor.types import FailedGroup
@@ -22,7 +22,7 @@ def group_of(state: MentorStateBase) -> FailedGroup:
 
 
 def prompt_variables(state: MentorStateBase, group: FailedGroup) -> dict[str, str]:
-    """The `{name}` values every node prompt may use: mentor.runtime.prompts.PROMPT_FIELDS less `json_schema`, which
+    """The `{name}` values every node prompt may use: mentor.llm.prompts.PROMPT_FIELDS less `json_schema`, which
     the request adds (prompts/README.md says what each holds)."""
     attempts = "\n\n".join(f"Attempt {i + 1} (reward {a.reward}):\n{a.completion}\nVerifier: {json.dumps(a.feedback)}"
                            for i, a in enumerate(group.attempts))

@@ -11,14 +11,13 @@ from typing import Any, Callable
 from langgraph.pregel import Pregel
 
 from mentor.config import DEFAULT_PROMPTS_DIR, MentorConfig
-from mentor.runtime.class_check import warn_unknown_classes
+from mentor.llm.client import StructuredOutput
+from mentor.llm.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.context import MentorContext, MentorResources, lending
 from mentor.runtime.event_loop import mentor_loop, mentor_threads
 from mentor.runtime.graph_loading import load_graph, resolve_graph_path
-from mentor.runtime.intervention import checked_text, to_intervention
-from mentor.runtime.llm import StructuredOutput
+from mentor.runtime.intervention import checked_text, to_intervention, warn_unknown_classes
 from mentor.runtime.node_errors import traceback_text
-from mentor.runtime.prompts import check_prompts, warn_unread_prompts
 from mentor.runtime.versions import versions
 from mentor.trace_format import encoded, node_view
 from mentor.types import FailedGroup, Intervention

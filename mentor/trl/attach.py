@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import difflib
 import sys
-from typing import TYPE_CHECKING
+
+from runtime.versions import describe
 
 from mentor.config import MentorConfig
+from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
-from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.trl.adapter import check_trl, check_trl_version, trainer_kind
@@ -19,9 +20,6 @@ from mentor.trl.hook import GenerationHook
 from mentor.trl.sdpo import check_sdpo, is_sdpo
 from mentor.trl.sdpo_hook import SDPOHook, check_config
 from mentor.types import InputError
-
-if TYPE_CHECKING:
-    from mentor.api import Mentor
 
 
 def infer_task(columns: list[str] | None) -> str:
@@ -123,20 +121,19 @@ def check_success_reward(config: MentorConfig, names: list[str]) -> None:
                          f"{names[0] if names else 'accuracy_reward'})")
 
 
-def attach(mentor: Mentor, trainer) -> MentorCallback:
-    """Installs the generation hook on `trainer` and registers a MentorCallback serving `mentor`; returns the
-    callback."""
-    config = mentor.config
+def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallback:
+    """Installs the generation hook on `trainer` and registers a MentorCallback serving a mentor of `config` whose
+    graph `runtime` runs; returns the callback."""
     task = checked_task(trainer, config)
-    callback = MentorCallback(config, mentor.runtime.versions)
+    callback = MentorCallback(config, runtime.versions)
     trainer.add_callback(callback)
     if is_sdpo(trainer):
-        SDPOHook(trainer, config, mentor.runtime, task, callback)
+        SDPOHook(trainer, config, runtime, task, callback)
         if trainer.args.process_index == 0:
             print(f"mentor attached: task={task.name} trainer=SDPOTrainer (the hint is the teacher's feedback; no "
-                  f"re-attempt)\n{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
+                  f"re-attempt)\n{describe(runtime.versions)}", file=sys.stderr, flush=True)
         return callback
-    GenerationHook(trainer, config, mentor.runtime, task, callback)
+    GenerationHook(trainer, config, runtime, task, callback)
     off_policy = ""
     if config.strip_hint:
         off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
@@ -146,7 +143,7 @@ def attach(mentor: Mentor, trainer) -> MentorCallback:
         # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
         print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "
               f"mode={config.mode} hint_choice={config.hint_choice}{off_policy}{success}{source}\n"
-              f"{describe(mentor.runtime.versions)}", file=sys.stderr, flush=True)
+              f"{describe(runtime.versions)}", file=sys.stderr, flush=True)
     return callback
 
 

@@ -1,20 +1,19 @@
-"""The hook's batch logic, free of TRL: which groups collapsed, where a hint goes, which re-attempts a strategy
-splices in, and what the loss then sees. It works on plain tensors and lists, so it is unit-tested without a
-trainer (tests/test_batch_logic.py); mentor/trl/adapter.py is the one file that speaks to TRL's private methods.
+"""The hook's batch logic, free of TRL: which groups collapsed, which re-attempts a strategy splices in, and what
+the loss then sees (where a hint goes is mentor/placement.py's). It works on plain tensors and lists, so it is
+unit-tested without a trainer (tests/test_batch_logic.py); mentor/trl/adapter.py is the one file that speaks to
+TRL's private methods.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, NamedTuple
 
 import torch
 
 from mentor.config import MentorConfig
-from mentor.placement import neutralised, response_prefix_ids
-from mentor.tasks.base import Task
+from mentor.placement import Placement
 
 # `hint_source: none`'s "hint": what the trace shows for a group re-drawn unhinted; the policy never sees it.
 REDRAW_MARKER = "(re-draw, no hint)"
@@ -37,7 +36,13 @@ class Generation:
                 self.extra_fields, self.images, self.tool_images)
 
 
+class Reattempt(NamedTuple):
+    """A group's G hinted re-attempts: their generation, their rewards per function, and the text of the prompt
+    handed to generation (rendered), which the trace record keeps as the prompt the policy saw."""
 
+    gen: Generation
+    scores: torch.Tensor
+    prompt: str
 
 def problem_id(row: dict[str, Any]) -> str:
     """The row's `problem_id` (or `id`) column, else a stable hash of its prompt."""
@@ -53,43 +58,27 @@ def weighted(rewards_per_func: torch.Tensor, weights: torch.Tensor) -> torch.Ten
     return total.masked_fill(torch.isnan(rewards_per_func).all(dim=1), float("nan"))
 
 
-
-
-
-
-
-
 @dataclass
 class BatchRules:
     """The mentor's rules over one generation batch.
 
     Args:
-        config: the MentorConfig (strategy, placement, threshold...).
-        task: the task adapter that formats hinted prompts and response prefixes.
+        config: the MentorConfig (strategy, threshold...).
+        placement: where a hint goes (its response prefix's ids are what `train_prefix` trains).
         num_generations: G, the rows of a group.
         reward_weights: one weight per reward function, as the trainer sums them.
-        render: a conversational prompt -> the text the policy continues (the trainer's chat template).
-        encode: text -> its token ids without special tokens.
-        special_tokens: the tokenizer's special tokens, which no hint may add to a prompt (default none).
         reward_names: the reward functions' names, in `reward_weights`' order, for `success_reward` (default none).
     """
 
     config: MentorConfig
-    task: Task
+    placement: Placement
     num_generations: int
     reward_weights: torch.Tensor
-    render: Callable[[Any], str]
-    encode: Callable[[str], list[int]]
-    special_tokens: list[str] = field(default_factory=list)
     reward_names: list[str] = field(default_factory=list)
 
     def shown(self, hint: str) -> str:
         """The hint as the policy and the reward functions see it: none under `hint_source: none`."""
         return "" if self.config.hint_source == "none" else hint
-
-    def safe_hint(self, hint: str) -> tuple[str, int]:
-        """The hint as the policy may see it: special tokens' text broken up (`neutralised`); and how many."""
-        return neutralised(hint, self.special_tokens)
 
     def total(self, rewards_per_func: torch.Tensor) -> torch.Tensor:
         """Weighted reward per row, as TRL sums it; NaN where every reward function abstained."""
@@ -121,9 +110,8 @@ class BatchRules:
         """The re-attempts of a group (by index, `totals` their `success` scores) that the strategy splices in, slot
         by slot.
 
-        >>> from mentor.tasks import get_task
         >>> def rules(**config):
-        ...     return BatchRules(MentorConfig(**config), get_task("arithmetic"), 4, torch.ones(1), str, list)
+        ...     return BatchRules(MentorConfig(**config), None, 4, torch.ones(1))
         >>> rules(strategy="replace_group").picks([0.0, 1.0, 0.0, 1.0])
         [0, 1, 2, 3]
         >>> rules(strategy="replace_k", k=1).picks([0.0, 1.0, 0.0, 1.0])  # the first success only
@@ -137,48 +125,6 @@ class BatchRules:
         if self.config.strategy == "replace_k":
             return [j for j in range(G) if totals[j] > self.config.collapse_threshold][:self.config.k]
         return list(range(max(1, round(self.config.mixed_share * G))))
-
-    def hinted_prompt(self, prompt: Any, hint: str) -> Any:
-        """The prompt the policy re-attempts: hint in the last user turn, or as the start of the response (after a
-        conversational prompt's generation prompt, as text). A conversational prompt with no user turn (system and
-        assistant messages only) gets a new user turn at its end carrying the hint. Under `hint_source: none`, the
-        prompt unchanged."""
-        if not self.shown(hint):
-            return prompt
-        if self.config.hint_placement == "prefix":
-            return self.rendered(prompt) + self.task.response_prefix(hint)
-        if isinstance(prompt, str):
-            return self.task.hinted_prompt(prompt, hint)
-        prompt = copy.deepcopy(prompt)
-        users = [i for i, m in enumerate(prompt) if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        if not users:
-            return prompt + [{"role": "user", "content": self.task.hinted_prompt("", hint).strip()}]
-        prompt[users[-1]]["content"] = self.task.hinted_prompt(prompt[users[-1]]["content"], hint)
-        return prompt
-
-    def rendered(self, prompt: Any) -> str:
-        """The text the policy continues for `prompt`: a plain prompt as it is, a conversational one rendered."""
-        return prompt if isinstance(prompt, str) else self.render(prompt)
-
-    def whole_responses(self, originals: list, hints: list[str], completions: list) -> list:
-        """What the verifier judges: with `prefix` placement, each hinted row's prefix followed by its completion
-        (the continuation generated after it), as a message list where the row's original prompt is one (a
-        rendered prompt came back as text); otherwise the completions as they are. `hints` is "" for a row
-        without a hint."""
-        if self.config.hint_placement != "prefix":
-            return completions
-        whole = []
-        for prompt, hint, completion in zip(originals, hints, completions):
-            if isinstance(completion, str):
-                completion = (self.task.response_prefix(hint) if hint else "") + completion
-                if not isinstance(prompt, str):
-                    completion = [{"role": "assistant", "content": completion}]
-            whole.append(completion)
-        return whole
-
-    def prefix_ids(self, original: list[int], hinted: list[int], hint: str) -> list[int]:
-        """Token ids of the response prefix: what the hinted prompt adds to the original one."""
-        return response_prefix_ids(self.task, self.encode, original, hinted, hint)
 
     def splice(self, g: int, gen: Generation, hint_rewards: torch.Tensor, hint: str, out: Generation, offset: int,
                rewards: torch.Tensor) -> None:
@@ -197,7 +143,8 @@ class BatchRules:
             # A failed continuation must not push down a true partial solution: under `train_prefix` only the
             # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
             if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
-                prefix_ids = self.prefix_ids(out.prompt_ids[i], prompt_ids, hint) if self.config.train_prefix else []
+                prefix_ids = self.placement.prefix_ids(out.prompt_ids[i], prompt_ids, hint) \
+                    if self.config.train_prefix else []
                 prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
                 # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
                 logprobs = None if logprobs is None else [None] * len(completion_ids)

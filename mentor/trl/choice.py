@@ -11,12 +11,31 @@ p the share of the group's rows, spliced as the strategy would splice this candi
 reliance HiLL's over the candidate's correct attempts (mentor/reliance.py: below 0 where the hint makes them likelier,
 so the weight is below 1 for a hint they lean on, and 1 without a correct attempt). The best candidate's attempts are
 the group's re-attempt; a tie (every candidate without gradient, say) goes to the earlier one, the graph's first.
+
+`HintChoice` also computes the training metric `mentor/reliance` over the rows a step trains on, with the same
+reliance code. The hook (mentor/trl/hook.py) asks it; it asks the hook's re-attempt for the candidates' attempts.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any, Callable
+
+from mentor.config import MentorConfig
+from mentor.leakage import check_leak
+from mentor.leakage.fold import visible_text
+from mentor.reliance import HintedResponse, mean, reliance_terms
+from mentor.tasks.base import Task
+from mentor.trl.batch import BatchRules, Generation, Reattempt
+from mentor.trl.distributed import split_map
+from mentor.types import FailedGroup, Intervention
+
+logger = logging.getLogger("mentor")
+# (prompts, rows, [(group, hint)]) -> each pair's re-attempt, in order, and the seconds it took: the hook's
+ReattemptFn = Callable[[dict[int, Any], dict[int, dict], list[tuple[int, str]]], tuple[list[Reattempt], float]]
 
 
 @dataclass
@@ -58,3 +77,124 @@ def best(candidates: list[Candidate]) -> int:
     1
     """
     return max(range(len(candidates)), key=lambda i: (candidates[i].score, -i))
+
+
+class HintChoice:
+    """`hint_choice: learning` and the `mentor/reliance` metric, for one trainer.
+
+    Args:
+        config: the MentorConfig (`graph_draws`, `hint_candidates`, `reliance_penalty`, `reliance_every`...).
+        rules: the batch rules (which rows a strategy splices, what counts as success); their placement gives the
+            prefix ids that reliance scores.
+        adapter: the trainer's adapter (the policy, its batch size, the ids TRL gives a prompt).
+        task: the task adapter, for the leakage check of candidate columns.
+    """
+
+    def __init__(self, config: MentorConfig, rules: BatchRules, adapter, task: Task):
+        self.config, self.rules, self.placement, self.adapter, self.task = config, rules, rules.placement, adapter, task
+
+    def chosen(self, step: int, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]],
+               groups: dict[int, FailedGroup], stats: Counter, reattempt: ReattemptFn
+               ) -> tuple[dict[int, Reattempt], dict[int, list[Candidate]], float]:
+        """Every hinted group's candidates tried, G attempts each (through `reattempt`); each intervention's hint
+        becomes its best candidate, whose attempts are the group's re-attempt. Returns the re-attempts and the
+        candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
+        G = self.rules.num_generations
+        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats) for g, iv in hinted}
+        tries = [(g, c) for g, _ in hinted for c in options[g]]
+        attempts, seconds = reattempt(prompts, rows, [(g, c.hint) for g, c in tries])
+        totals = [self.rules.success(a.scores).tolist() for a in attempts]
+        picks = [self.rules.picks(t) for t in totals]  # the rows the strategy would splice
+        correct = [self.correct_responses(prompts[g * G], a.gen, row_totals, c.hint, picked)
+                   for (g, c), a, row_totals, picked in zip(tries, attempts, totals, picks)]
+        flat = [r for responses in correct for r in responses]
+        terms, reliance_s = self.reliance_terms(step, flat) if flat else ([], 0.0)
+        stats["reliance_errors"] += terms is None
+        at = 0
+        threshold = self.config.collapse_threshold
+        for (_, c), responses, picked, row_totals in zip(tries, correct, picks, totals):
+            c.p = sum(row_totals[j] > threshold for j in picked) / G  # the group as spliced: its other rows failed
+            own = terms[at:at + len(responses)] if terms else []
+            at += len(responses)
+            c.reliance = mean(own)
+            c.score = score(c.p, c.reliance, self.config.reliance_penalty)
+        reattempts, k = {}, 0
+        for g, iv in hinted:
+            tried = options[g]
+            pick = best(tried)
+            tried[pick].chosen = True
+            iv.hint = tried[pick].hint
+            reattempts[g] = attempts[k + pick]
+            stats["candidate_attempts"] += (len(tried) - 1) * G
+            stats["chosen_not_graph"] += not tried[pick].from_graph
+            k += len(tried)
+        return reattempts, options, seconds + reliance_s
+
+    def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter) -> list[Candidate]:
+        """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
+        `row`) that are there, pass the leakage check and differ from the graph's and each other, each as the policy
+        would see it."""
+        options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
+                   for k in range(self.config.graph_draws)]
+        for column in self.config.hint_candidates:
+            text = row.get(column)
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if check_leak(text, group.reference, self.task, problem=group.prompt).leaked:
+                stats["candidates_leaking"] += 1
+                continue
+            text, broken = self.placement.safe_hint(visible_text(text))
+            stats["special_tokens_neutralised"] += broken > 0
+            if all(text != c.hint for c in options):  # a column repeating the graph's hint is no other choice
+                options.append(Candidate(text, column))
+        return options
+
+    def reliance(self, step: int, prompts: dict[int, Any], spliced: dict[int, tuple[Reattempt, str]]
+                 ) -> dict[str, float]:
+        """`mentor/reliance` (HiLL's, mentor/reliance.py) over the hinted rows the step trains on whose re-attempt
+        earned reward, and `mentor/reliance_s`, its seconds, on steps that are a multiple of `reliance_every`; {}
+        on other steps or without such a row. `spliced` holds each spliced group's re-attempt and hint."""
+        every, G = self.config.reliance_every, self.rules.num_generations
+        if not every or step % every or not spliced:
+            return {}
+        responses = []
+        for g, (reattempt, hint) in spliced.items():
+            totals = self.rules.success(reattempt.scores).tolist()
+            responses += self.correct_responses(prompts[g * G], reattempt.gen, totals, hint, self.rules.picks(totals))
+        if not responses:
+            return {}
+        terms, seconds = self.reliance_terms(step, responses)
+        if terms is None:
+            return {"mentor/reliance_errors": 1}
+        return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
+
+    def correct_responses(self, prompt: Any, gen: Generation, totals: list[float], hint: str, rows: list[int]
+                          ) -> list[HintedResponse]:
+        """The re-attempts among `rows` of a group (whose prompt is `prompt`, its hint `hint`, its re-attempts'
+        rewards `totals`) that earned reward, as the ids HiLL's reliance scores."""
+        plain = self.adapter.prompt_ids(self.placement.rendered(prompt))  # the ids TRL gave the prompt
+        responses = []
+        for j in rows:
+            hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
+            prefix = self.placement.prefix_ids(plain, hinted, hint)
+            if totals[j] > self.config.collapse_threshold and (prefix or generated):
+                responses.append(HintedResponse(plain, hinted, prefix, generated))
+        return responses
+
+    def reliance_terms(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
+        """HiLL's reliance term of each response (mentor/reliance.py), the responses split across ranks in equal
+        shares (every rank holds every re-attempt, so all make as many forward passes), and the seconds it took;
+        None (logged) where the policy could not score them. The policy scores them in eval mode, without
+        gradients."""
+        batch, model = self.adapter.per_device_batch_size, self.adapter.model
+        pad_id = self.adapter.tokenizer.pad_token_id
+
+        def terms_of(share: list[HintedResponse]) -> list[float | None]:
+            try:
+                return reliance_terms(model, pad_id, share, batch)
+            except Exception as e:  # it may not stop training; None keeps the ranks' gathers aligned
+                logger.warning("hint reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+                return [None] * len(share)
+
+        terms, seconds = split_map(terms_of, responses, pad=True)
+        return (None if None in terms else terms), seconds

@@ -6,8 +6,9 @@ It wraps three methods of one trainer instance through mentor/trl/adapter.py (no
 - `_generate(prompts)`: generates, scores once, runs the mentor on collapsed groups, re-generates their hinted
   prompts through the same `_generate` (transformers, vLLM colocate or server alike), and splices the rows;
 - `_calculate_rewards(...)`: returns the scores already computed, so no completion is scored twice.
-The batch rules (collapse, placement, splice) live in mentor/trl/batch.py, free of TRL; what a hint may hold and
-where its ids start, shared with `mentor eval`, in mentor/placement.py.
+The batch rules (collapse, splice) live in mentor/trl/batch.py, free of TRL; where a hint goes and what it may hold,
+shared with `mentor eval`, in mentor/placement.py; which hint a group gets under `hint_choice: learning`, and the
+`mentor/reliance` metric, in mentor/trl/choice.py.
 
 Under many processes (DDP, DeepSpeed, FSDP) each rank holds a slice of the generation batch, and a group can span
 ranks. TRL's rewards are gathered, so every rank finds the same collapsed groups; their rows are gathered, the mentor
@@ -25,10 +26,7 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
-from mentor.leakage import check_leak
-from mentor.leakage.fold import visible_text
-from mentor.placement import prompt_text
-from mentor.reliance import HintedResponse, mean, reliance_terms
+from mentor.placement import Placement, prompt_text
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
@@ -36,8 +34,8 @@ from mentor.summary import summarise
 from mentor.tasks.base import Task, completion_text
 from mentor.trace_format import TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
-from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, problem_id
-from mentor.trl.choice import Candidate, best, score
+from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, Reattempt, problem_id
+from mentor.trl.choice import Candidate, HintChoice
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
@@ -71,7 +69,7 @@ class StepWork:
     records: list[TraceRecord] = field(default_factory=list)
     history: dict[int, list[dict]] = field(default_factory=dict)  # hints given each group in this step
     attempts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # each group's latest attempts
-    spliced: dict[int, tuple[Generation, torch.Tensor, str]] = field(default_factory=dict)  # last splice: trains
+    spliced: dict[int, tuple[Reattempt, str]] = field(default_factory=dict)  # each group's last splice and hint
     mentor_s: float = 0.0
     regen_s: float = 0.0
 
@@ -91,8 +89,10 @@ class GenerationHook:
         self.config, self.runtime, self.task, self.callback = config, runtime, task, callback
         self.ledger = callback.ledger  # the hint state, which the callback checkpoints
         self.adapter = adapter = TrainerAdapter(trainer)
-        self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, adapter.render,
-                                adapter.encode, adapter.special_tokens, adapter.reward_names)
+        self.placement = Placement(config.hint_placement, task, adapter.render, adapter.encode, adapter.special_tokens)
+        self.rules = BatchRules(config, self.placement, adapter.num_generations, adapter.reward_weights,
+                                adapter.reward_names)
+        self.choice = HintChoice(config, self.rules, adapter, task)
         self.rows: list[dict[str, Any]] | None = None
         self.node_errors = NodeErrorLog()  # each distinct node exception's traceback, once, on rank 0
         self.cached_rewards: torch.Tensor | None = None
@@ -118,11 +118,9 @@ class GenerationHook:
         originals, hints = prompts, [""] * len(prompts)
         if self.config.mode == "next_attempt":
             hints = [self.ledger.pending.get(problem_id(row), "") for row in self.rows]
-            if any(hints) and self.config.hint_placement == "prefix":
-                prompts = [self.rules.rendered(p) for p in prompts]  # one batch, one prompt type: TRL reads the first
-            prompts = [self.rules.hinted_prompt(p, h) if h else p for p, h in zip(prompts, hints)]
+            prompts = self.placement.hinted_batch(prompts, hints)
         out = self.adapter.generate(prompts)
-        out.completions = self.rules.whole_responses(originals, hints, out.completions)
+        out.completions = self.placement.whole_responses(originals, hints, out.completions)
         rows = [{**row, **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)},
                  "mentor_hint": hints[i]} for i, row in enumerate(self.rows)]
         rewards = self.adapter.score(rows, originals, out.completions, out.completion_ids)  # the whole batch's
@@ -156,90 +154,6 @@ class GenerationHook:
                 break
         self.log_step(work, graduated)
 
-    def mentor_round(self, work: StepWork, round_: int, targets: list[int]) -> list[int]:
-        """One round over the `targets` groups: mentor them, re-attempt (in_step) the hinted ones and splice the
-        re-attempts in; returns the groups that, as spliced, still collapsed (the next round escalates them)."""
-        G, rows = self.rules.num_generations, work.rows
-        groups, kept = [], []
-        for g in targets:
-            failed = self.failed_group(rows[g * G], work.attempts[g], work.history[g])
-            if isinstance(failed, str):
-                count_skipped(work.stats, failed)
-                continue
-            groups.append(failed)
-            kept.append(g)
-        interventions = self.mentored(work, groups)
-        hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
-        reattempts: dict[int, tuple[Generation, torch.Tensor]] = {}
-        tried: dict[int, list[Candidate]] = {}  # `hint_choice: learning`: each group's candidates
-        if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
-            reattempts, tried = self.chosen(work, hinted, dict(zip(kept, groups)))
-        elif hinted and self.config.mode == "in_step":
-            gens, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
-            reattempts = {g: gen for (g, _), gen in zip(hinted, gens)}
-            work.regen_s += seconds
-        still = []
-        for g, group, iv in zip(kept, groups, interventions):
-            stored = library_columns(rows[g * G], group.reference, self.config.hint_candidates)
-            record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
-                                 work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g))
-            work.records.append(record)
-            count_intervention(work.stats, iv, record["recovered"])
-            if not iv.hint:
-                continue
-            self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")
-            work.history[g].append({"tier": iv.tier, "hint": iv.hint})
-            if self.config.mode == "in_step" and self.splice(work, g, reattempts[g], iv.hint):
-                work.attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
-                still.append(g)
-        return still
-
-    def mentored(self, work: StepWork, groups: list[FailedGroup]) -> list[Intervention]:
-        """The mentor's interventions on `groups` (split across ranks), each hint made safe for the template."""
-        if self.config.hint_source == "none":  # the retry control: no graph runs, each group is re-drawn unhinted
-            return [Intervention(g.problem_id, g.task, hint=REDRAW_MARKER, backend={"hint_source": "none"})
-                    for g in groups]
-        interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
-        work.mentor_s += seconds
-        if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
-            self.node_errors.report(interventions)
-            if seconds >= SLOW_MENTOR_S:
-                counts = summarise(interventions)
-                logger.warning("mentor: step %d: %d group(s) took %.0f s in the mentor graph (%d hinted, %d llm "
-                               "fallbacks); the step goes on", work.step, len(groups), seconds, counts.hinted,
-                               counts.llm_fallbacks)
-        for iv in interventions:  # model-written text: it may not forge the template's turns
-            if iv.hint:
-                iv.hint, broken = self.rules.safe_hint(iv.hint)
-                work.stats["special_tokens_neutralised"] += broken > 0
-        return interventions
-
-    def splice(self, work: StepWork, g: int, reattempt: tuple[Generation, torch.Tensor], hint: str) -> bool:
-        """Splices group g's hinted re-attempt into the batch as the strategy says; whether the group as spliced
-        still scores all zero (under `mixed` the spliced re-attempts may all have failed even if another one
-        succeeded), and so escalates."""
-        gen, hint_rewards = reattempt
-        self.rules.splice(g, gen, hint_rewards, hint, work.out, work.offset, work.rewards)
-        work.spliced[g] = (gen, hint_rewards, hint)
-        G = self.rules.num_generations
-        return bool(self.rules.collapsed(work.rewards[g * G:(g + 1) * G]))
-
-    def log_step(self, work: StepWork, graduated: set[str]) -> None:
-        """The step's mentor/* metrics and trace records, to the callback."""
-        G, rewards = self.rules.num_generations, work.rewards
-        metrics = {
-            **step_metrics(work.stats, len(work.history), len(self.rules.collapsed(rewards)), len(rewards) // G,
-                           work.mentor_s, work.regen_s),
-            "mentor/graduated": len(graduated), "mentor/graduated_total": self.ledger.graduate(graduated, work.step),
-            **self.reliance(work.step, work.prompts, work.spliced),
-            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
-                                                             - work.fallbacks_before)),
-        }
-        if self.config.hint_choice == "learning":  # mentor/trl/choice.py's figures
-            metrics.update({f"mentor/{key}": work.stats[key] for key in
-                            ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})
-        self.callback.log_step(self.adapter, work.step, metrics, work.records)
-
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
         collapsed, its rows unhinted): Scaf-GRPO's graduation. Each rank reads the groups whose first row it holds
@@ -252,112 +166,6 @@ class GenerationHook:
         mine = [pid for i, row in enumerate(rows) if (offset + i) % G == 0 and (offset + i) // G not in collapsed
                 and not row["mentor_hint"] and (pid := problem_id(row)) in history]
         return {pid for part in gather(mine) for pid in part}
-
-    def reliance(self, step: int, prompts: dict[int, Any], spliced: dict[int, tuple[Generation, torch.Tensor, str]]
-                 ) -> dict[str, float]:
-        """`mentor/reliance` (HiLL's, mentor/reliance.py) over the hinted rows the step trains on whose re-attempt
-        earned reward, and `mentor/reliance_s`, its seconds, on steps that are a multiple of `reliance_every`; {}
-        on other steps or without such a row. The policy scores them in eval mode without gradients, the rows split
-        across ranks in equal shares (every rank holds every re-attempt, so all make as many forward passes)."""
-        every, G = self.config.reliance_every, self.rules.num_generations
-        if not every or step % every or not spliced:
-            return {}
-        responses = []
-        for g, (gen, hint_rewards, hint) in spliced.items():
-            totals = self.rules.success(hint_rewards).tolist()
-            responses += self.correct_responses(prompts[g * G], gen, totals, hint, self.rules.picks(totals))
-        if not responses:
-            return {}
-        terms, seconds = self.reliance_terms(step, responses)
-        if terms is None:
-            return {"mentor/reliance_errors": 1}
-        return {"mentor/reliance": mean(terms), "mentor/reliance_s": seconds}
-
-    def correct_responses(self, prompt: Any, gen: Generation, totals: list[float], hint: str, rows: list[int]
-                          ) -> list[HintedResponse]:
-        """The re-attempts among `rows` of a group (whose prompt is `prompt`, its hint `hint`, its re-attempts'
-        rewards `totals`) that earned reward, as the ids HiLL's reliance scores."""
-        plain = self.adapter.prompt_ids(self.rules.rendered(prompt))  # the ids TRL gave the prompt
-        responses = []
-        for j in rows:
-            hinted, generated = list(gen.prompt_ids[j]), list(gen.completion_ids[j])
-            prefix = self.rules.prefix_ids(plain, hinted, hint) if self.config.hint_placement == "prefix" else []
-            if totals[j] > self.config.collapse_threshold and (prefix or generated):
-                responses.append(HintedResponse(plain, hinted, prefix, generated))
-        return responses
-
-    def reliance_terms(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
-        """HiLL's reliance term of each response (mentor/reliance.py), the responses split across ranks in equal
-        shares, and the seconds it took; None (logged) where the policy could not score them."""
-        batch, model = self.adapter.per_device_batch_size, self.adapter.model
-        pad_id = self.adapter.tokenizer.pad_token_id
-
-        def terms_of(share: list[HintedResponse]) -> list[float | None]:
-            try:
-                return reliance_terms(model, pad_id, share, batch)
-            except Exception as e:  # it may not stop training; None keeps the ranks' gathers aligned
-                logger.warning("hint reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
-                return [None] * len(share)
-
-        terms, seconds = split_map(terms_of, responses, pad=True)
-        return (None if None in terms else terms), seconds
-
-    def chosen(self, work: StepWork, hinted: list[tuple[int, Intervention]], groups: dict[int, FailedGroup]
-               ) -> tuple[dict[int, tuple[Generation, torch.Tensor]], dict[int, list[Candidate]]]:
-        """`hint_choice: learning` (mentor/trl/choice.py): every hinted group's candidates tried, G attempts each;
-        each intervention's hint becomes its best candidate, whose attempts are the group's re-attempt. Returns the
-        re-attempts and the candidates tried, by group; the extra attempts go to the counters."""
-        G = self.rules.num_generations
-        options = {g: self.candidates(work, work.rows[g * G], iv.hint, groups[g]) for g, iv in hinted}
-        tries = [(g, c) for g, _ in hinted for c in options[g]]
-        gens, seconds = self.reattempt(work.prompts, work.rows, [(g, c.hint) for g, c in tries])
-        work.regen_s += seconds
-        totals = [self.rules.success(scores).tolist() for _, scores in gens]
-        picks = [self.rules.picks(t) for t in totals]  # the rows the strategy would splice
-        correct = [self.correct_responses(work.prompts[g * G], gen, row_totals, c.hint, rows)
-                   for (g, c), (gen, _), row_totals, rows in zip(tries, gens, totals, picks)]
-        flat = [r for responses in correct for r in responses]
-        terms, seconds = self.reliance_terms(work.step, flat) if flat else ([], 0.0)
-        work.regen_s += seconds
-        work.stats["reliance_errors"] += terms is None
-        at = 0
-        threshold = self.config.collapse_threshold
-        for (_, c), responses, rows, row_totals in zip(tries, correct, picks, totals):
-            c.p = sum(row_totals[j] > threshold for j in rows) / G  # the group as spliced: its other rows failed
-            own = terms[at:at + len(responses)] if terms else []
-            at += len(responses)
-            c.reliance = mean(own)
-            c.score = score(c.p, c.reliance, self.config.reliance_penalty)
-        reattempts, k = {}, 0
-        for g, iv in hinted:
-            tried = options[g]
-            pick = best(tried)
-            tried[pick].chosen = True
-            iv.hint = tried[pick].hint
-            reattempts[g] = gens[k + pick]
-            work.stats["candidate_attempts"] += (len(tried) - 1) * G
-            work.stats["chosen_not_graph"] += not tried[pick].from_graph
-            k += len(tried)
-        return reattempts, options
-
-    def candidates(self, work: StepWork, row: dict, hint: str, group: FailedGroup) -> list[Candidate]:
-        """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
-        `row`) that are there, pass the leakage check and differ from the graph's and each other, each as the policy
-        would see it."""
-        options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
-                   for k in range(self.config.graph_draws)]
-        for column in self.config.hint_candidates:
-            text = row.get(column)
-            if not isinstance(text, str) or not text.strip():
-                continue
-            if check_leak(text, group.reference, self.task, problem=group.prompt).leaked:
-                work.stats["candidates_leaking"] += 1
-                continue
-            text, broken = self.rules.safe_hint(visible_text(text))
-            work.stats["special_tokens_neutralised"] += broken > 0
-            if all(text != c.hint for c in options):  # a column repeating the graph's hint is no other choice
-                options.append(Candidate(text, column))
-        return options
 
     def gather_needed(self, targets: list[int], offset: int, prompts: list, rows: list[dict], completions: list
                       ) -> tuple[dict[int, Any], dict[int, dict], dict[int, Any]]:
@@ -377,6 +185,46 @@ class GenerationHook:
         needed = {i: entry for _, part in parts for i, entry in part.items()}
         return tuple({i: entry[column] for i, entry in needed.items()} for column in range(3))
 
+    def mentor_round(self, work: StepWork, round_: int, targets: list[int]) -> list[int]:
+        """One round over the `targets` groups: mentor them, re-attempt (in_step) the hinted ones and splice the
+        re-attempts in; returns the groups that, as spliced, still collapsed (the next round escalates them)."""
+        G, rows = self.rules.num_generations, work.rows
+        groups, kept = [], []
+        for g in targets:
+            failed = self.failed_group(rows[g * G], work.attempts[g], work.history[g])
+            if isinstance(failed, str):
+                count_skipped(work.stats, failed)
+                continue
+            groups.append(failed)
+            kept.append(g)
+        interventions = self.mentored(work, groups)
+        hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
+        reattempts: dict[int, Reattempt] = {}
+        tried: dict[int, list[Candidate]] = {}  # `hint_choice: learning`: each group's candidates
+        if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
+            reattempts, tried, seconds = self.choice.chosen(work.step, work.prompts, rows, hinted,
+                                                            dict(zip(kept, groups)), work.stats, self.reattempt)
+            work.regen_s += seconds
+        elif hinted and self.config.mode == "in_step":
+            attempts, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
+            reattempts = {g: a for (g, _), a in zip(hinted, attempts)}
+            work.regen_s += seconds
+        still = []
+        for g, group, iv in zip(kept, groups, interventions):
+            stored = library_columns(rows[g * G], group.reference, self.config.hint_candidates)
+            record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
+                                 work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g))
+            work.records.append(record)
+            count_intervention(work.stats, iv, record["recovered"])
+            if not iv.hint:
+                continue
+            self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")
+            work.history[g].append({"tier": iv.tier, "hint": iv.hint})
+            if self.config.mode == "in_step" and self.splice(work, g, reattempts[g], iv.hint):
+                work.attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
+                still.append(g)
+        return still
+
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
         reference = {}
@@ -391,11 +239,32 @@ class GenerationHook:
                            [Attempt(c, 0.0 if r is None else r) for c, r in attempts],
                            previous_hints=self.ledger.hint_history.get(pid, []) + history)
 
+    def mentored(self, work: StepWork, groups: list[FailedGroup]) -> list[Intervention]:
+        """The mentor's interventions on `groups` (split across ranks), each hint made safe for the template."""
+        if self.config.hint_source == "none":  # the retry control: no graph runs, each group is re-drawn unhinted
+            return [Intervention(g.problem_id, g.task, hint=REDRAW_MARKER, backend={"hint_source": "none"})
+                    for g in groups]
+        interventions, seconds = split_map(self.runtime.run, groups) if groups else ([], 0.0)
+        work.mentor_s += seconds
+        if rank_and_world()[0] == 0:  # every rank holds every group's result: one rank tells the user
+            self.node_errors.report(interventions)
+            if seconds >= SLOW_MENTOR_S:
+                counts = summarise(interventions)
+                logger.warning("mentor: step %d: %d group(s) took %.0f s in the mentor graph (%d hinted, %d llm "
+                               "fallbacks); the step goes on", work.step, len(groups), seconds, counts.hinted,
+                               counts.llm_fallbacks)
+        for iv in interventions:  # model-written text: it may not forge the template's turns
+            if iv.hint:
+                iv.hint, broken = self.placement.safe_hint(iv.hint)
+                work.stats["special_tokens_neutralised"] += broken > 0
+        return interventions
+
     def reattempt(self, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, str]]
-                  ) -> tuple[list[tuple[Generation, torch.Tensor]], float]:
+                  ) -> tuple[list[Reattempt], float]:
         """G fresh completions per (group, hint) in `hinted` through the trainer's own generation path, scored once,
-        in `hinted`'s order; and the seconds it took (the slowest rank's). `prompts` and `rows` hold at least the
-        hinted groups' rows, by row number in the whole batch.
+        in `hinted`'s order, each with the text of the prompt it was generated from; and the seconds it took (the
+        slowest rank's). `prompts` and `rows` hold at least the hinted groups' rows, by row number in the whole
+        batch.
 
         Whole groups of identical prompts are asked for, as TRL's vLLM server mode needs. Each rank re-generates an
         equal, contiguous share of the hinted groups (padded with copies of the first, dropped after), so every rank
@@ -404,40 +273,69 @@ class GenerationHook:
         G = self.rules.num_generations
         batch_scores: list[torch.Tensor] = []  # scoring gathers the rewards of every rank's share, in hinted order
 
-        def regenerate(mine: list[tuple[int, str]]) -> list[Generation]:
+        def regenerate(mine: list[tuple[int, str]]) -> list[tuple[Generation, str]]:
             # One hinted prompt per group, G times (TRL's `_generate` copies its prompts before it changes them).
-            hinted_prompts = [p for g, hint in mine for p in [self.rules.hinted_prompt(prompts[g * G], hint)] * G]
-            gen = self.adapter.generate(hinted_prompts)
+            once = [self.placement.hinted_prompt(prompts[g * G], self.rules.shown(hint)) for g, hint in mine]
+            gen = self.adapter.generate([p for p in once for _ in range(G)])
             hint_rows = [{**rows[g * G + j], "mentor_hint": self.rules.shown(hint)}
                          for g, hint in mine for j in range(G)]
-            completions = gen.completions = self.rules.whole_responses(
+            completions = gen.completions = self.placement.whole_responses(
                 [prompts[g * G] for g, _ in mine for _ in range(G)], [r["mentor_hint"] for r in hint_rows],
                 gen.completions)
             with self.adapter.extra_logs_kept():
                 batch_scores.append(self.adapter.score(hint_rows, [prompts[g * G] for g, _ in mine for _ in range(G)],
                                                        completions, gen.completion_ids))
-            return [Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple()))
-                    for k in range(len(mine))]
+            return [(Generation(*(v[k * G:(k + 1) * G] if isinstance(v, list) else v for v in gen.astuple())),
+                     self.placement.rendered(prompt)) for k, prompt in enumerate(once)]
 
         gens, seconds = split_map(regenerate, hinted, pad=True)
         scores = batch_scores[0]
-        return [(gens[k], scores[k * G:(k + 1) * G]) for k in range(len(hinted))], seconds
+        return [Reattempt(gen, scores[k * G:(k + 1) * G], text) for k, (gen, text) in enumerate(gens)], seconds
 
     def record(self, step: int, g: int, round_: int, group: FailedGroup, prompt: Any,
-               attempts: list[tuple[str, float]], iv: Intervention, reattempt: tuple[Generation, torch.Tensor] | None,
+               attempts: list[tuple[str, float]], iv: Intervention, reattempt: Reattempt | None,
                candidates: list[Candidate] | None = None) -> TraceRecord:
         """The trace record of one intervention on `group`, whose rows' prompt is `prompt`; `candidates`: the hints
-        tried under `hint_choice: learning`."""
-        hinted = self.rules.rendered(self.rules.hinted_prompt(prompt, iv.hint)) if iv.hint else None
+        tried under `hint_choice: learning`. Its hinted prompt is the re-attempt's, as handed to generation; under
+        `next_attempt` (no re-attempt yet) the prompt the problem's next sampling will get."""
+        hinted = None
+        if reattempt is not None:
+            hinted = reattempt.prompt
+        elif iv.hint:
+            hinted = self.placement.rendered(self.placement.hinted_prompt(prompt, self.rules.shown(iv.hint)))
         training = {"step": step, "group": g, "round": round_, "reattempt": [], "recovered": False,
                     "strategy": self.config.strategy, "placement": self.config.hint_placement,
                     "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
-            gen, scores = reattempt
-            totals = self.rules.row_rewards(scores)
+            totals = self.rules.row_rewards(reattempt.scores)
             training["reattempt"] = [{"completion": completion_text(c), "reward": r}
-                                     for c, r in zip(gen.completions, totals)]
-            training["recovered"] = bool(self.rules.succeeded(scores).any())
+                                     for c, r in zip(reattempt.gen.completions, totals)]
+            training["recovered"] = bool(self.rules.succeeded(reattempt.scores).any())
         if candidates:
             training["candidates"] = [c.to_dict() for c in candidates]
         return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)
+
+    def splice(self, work: StepWork, g: int, reattempt: Reattempt, hint: str) -> bool:
+        """Splices group g's hinted re-attempt into the batch as the strategy says; whether the group as spliced
+        still scores all zero (under `mixed` the spliced re-attempts may all have failed even if another one
+        succeeded), and so escalates."""
+        self.rules.splice(g, reattempt.gen, reattempt.scores, hint, work.out, work.offset, work.rewards)
+        work.spliced[g] = (reattempt, hint)
+        G = self.rules.num_generations
+        return bool(self.rules.collapsed(work.rewards[g * G:(g + 1) * G]))
+
+    def log_step(self, work: StepWork, graduated: set[str]) -> None:
+        """The step's mentor/* metrics and trace records, to the callback."""
+        G, rewards = self.rules.num_generations, work.rewards
+        metrics = {
+            **step_metrics(work.stats, len(work.history), len(self.rules.collapsed(rewards)), len(rewards) // G,
+                           work.mentor_s, work.regen_s),
+            "mentor/graduated": len(graduated), "mentor/graduated_total": self.ledger.graduate(graduated, work.step),
+            **self.choice.reliance(work.step, work.prompts, work.spliced),
+            "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
+                                                             - work.fallbacks_before)),
+        }
+        if self.config.hint_choice == "learning":  # mentor/trl/choice.py's figures
+            metrics.update({f"mentor/{key}": work.stats[key] for key in
+                            ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})
+        self.callback.log_step(self.adapter, work.step, metrics, work.records)

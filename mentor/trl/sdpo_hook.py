@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.placement import Placement
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.tasks.base import Task, completion_text
@@ -88,9 +89,9 @@ class SDPOHook:
         self.config, self.runtime, self.task, self.callback = config, runtime, task, callback
         self.ledger = callback.ledger
         self.adapter = adapter = SDPOAdapter(trainer)
-        # No placement under SDPO: the rules are used for collapse, reward totals and hint safety only.
-        self.rules = BatchRules(config, task, adapter.num_generations, adapter.reward_weights, None, None,
-                                adapter.special_tokens)
+        # No re-attempt under SDPO: the placement only makes hints safe, the rules find collapse and sum rewards.
+        self.placement = Placement(config.hint_placement, task, None, None, adapter.special_tokens)
+        self.rules = BatchRules(config, self.placement, adapter.num_generations, adapter.reward_weights)
         self.node_errors = NodeErrorLog()
         self.scored: Scored | None = None
         adapter.install(self.calculate_rewards, self.build)

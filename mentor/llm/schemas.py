@@ -34,7 +34,7 @@ def node_schema(node: str, taxonomy: dict[str, str], n_attempts: int) -> dict[st
                                                               {"type": "null"}]}},
         "hint_composer": {"hint": text_schema(HINT_CHARS), "tier": {"enum": [1, 2, 3]}},
         # The reason first, so that a model writes why before its verdict (after it, a small one wrote "false").
-        # A verdict written as a word, as unconstrained small models do, still means what it says (leakage_node._verdict).
+        # A verdict written as a word, as unconstrained small models do, still means what it says (the leakage checker's _verdict, graphs/mentor/nodes.py).
         "leakage_checker": {"reason": text_schema(REASON_CHARS),
                             "leaked": {"anyOf": [{"type": "boolean"}, {"enum": ["true", "false", "yes", "no"]}]}},
     }[node]

@@ -9,9 +9,9 @@ from contextlib import nullcontext
 from functools import lru_cache
 from typing import Any, Callable
 
-from mentor.runtime.body_cap import capped, capped_async_client, too_large
-from mentor.runtime.prompts import load_prompt
-from mentor.runtime.schemas import token_budget, violations
+from mentor.llm.body_cap import capped, capped_async_client, too_large
+from mentor.llm.prompts import load_prompt
+from mentor.llm.schemas import token_budget, violations
 from mentor.text import invalid_text
 from mentor.types import InputError
 
@@ -73,7 +73,7 @@ def _request_kwargs(chat_model, node: str, schema: dict, max_tokens: int, struct
     `response_format` path calls `parse`, which raises on an answer cut at max_tokens). Other chat models keep
     their own settings."""
     response_format = {"type": "json_schema", "json_schema": {"name": node, "schema": schema, "strict": True}}
-    if getattr(chat_model, "mentor_kwargs", False):  # mentor.runtime.hf.BatchedChat
+    if getattr(chat_model, "mentor_kwargs", False):  # mentor.llm.hf.BatchedChat
         return {"max_tokens": max_tokens, **({"response_format": response_format} if structured else {})}
     if type(chat_model).__name__ == "ChatOpenAI":
         return {"max_completion_tokens": max_tokens,
@@ -170,8 +170,8 @@ def _build_chat_model(provider: str, model: str, base_url: str | None, api_key_e
         return ChatOpenAI(model=model, base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY",
                           timeout=timeout_s, max_retries=max_retries, temperature=temperature,
                           max_completion_tokens=max_tokens, http_async_client=capped_async_client())
+    from mentor.llm.hf import BatchedChat
     from mentor.models import resolve
-    from mentor.runtime.hf import BatchedChat
 
     return BatchedChat(model=resolve(model), temperature=temperature, max_tokens=max_tokens)
 

@@ -3,7 +3,7 @@
 Requests that arrive together (the concurrent groups' calls to one node) become one left-padded `generate`, and
 a request carrying `response_format` json_schema is decoded under that schema by xgrammar's logits processor, so
 a small model writes valid JSON. A request whose caller gave up (llm.request_timeout_s) stops its row at the next token. A prompt longer than the
-model's context is cut to fit (mentor/runtime/hf_fit.py), the cut named in the answer's metadata and so in the
+model's context is cut to fit (mentor/llm/hf_fit.py), the cut named in the answer's metadata and so in the
 trace. Each `generate` runs in a thread of its own that exit stops (every row at its next token) and waits for, so
 a process never ends with torch still generating (which aborted it: "terminate called without an active exception").
 """
@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from mentor.runtime.hf_fit import context_length, fit_prompt
+from mentor.llm.hf_fit import context_length, fit_prompt
 from mentor.types import InputError
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -71,7 +71,7 @@ class BatchedChat(BaseChatModel):
     window_s: float = 0.02
     temperature: float = 0.0
     max_tokens: int = 512
-    mentor_kwargs: bool = True  # mentor.runtime.llm sends `max_tokens` and `response_format` per request
+    mentor_kwargs: bool = True  # mentor.llm.client sends `max_tokens` and `response_format` per request
 
     _lm: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)

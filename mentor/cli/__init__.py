@@ -1,4 +1,8 @@
-"""The `mentor` command: diagnose stored failures, write failures files, draw the graph, run the demo, view traces."""
+"""The `mentor` command: diagnose stored failures, write failures files, draw the graph, run the demo, view traces.
+
+This folder is the command line: the entry point and the commands with no layer of their own (`diagnose` here,
+`failures` in failures.py, `graph copy` in graph_copy.py). `mentor eval`, `mentor demo` and `mentor traces` keep their
+arguments beside their code (mentor/evaluation/, mentor/lab/, mentor/traces/viewer/); this module adds them."""
 
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ def summary_text(interventions: list[Intervention], structured=None) -> str:
 
     Latency covers the groups that finished: a group cut off by the timeout or an error has no full run to time,
     so it is counted apart (with the time its records show) rather than as a short one. `structured` is the
-    runtime's `mentor.runtime.llm.StructuredOutput`, when it has one."""
+    runtime's `mentor.llm.client.StructuredOutput`, when it has one."""
     counts = summarise(interventions)
     latency = sorted(sum(i.latency_s.values()) for i in interventions if i.error is None)
     cut = [i for i in interventions if i.error is not None]
@@ -135,7 +139,7 @@ def back_edges(drawable) -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mentor", description=__doc__)
+    parser = argparse.ArgumentParser(prog="mentor", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     diagnose = sub.add_parser("diagnose", help="replay stored failed groups through the mentor graph")
@@ -153,15 +157,15 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("-o", "--output", help="file to write (default: print)")
     draw.add_argument("--config", help="mentor config YAML naming the graph")
     draw.set_defaults(func=cmd_graph_draw)
-    from mentor.graph_copy import cmd_graph_copy
+    from mentor.cli.graph_copy import cmd_graph_copy
 
     copy = graph.add_parser("copy", help="write an editable copy of the installed graph and prompts, and a "
                                          "mentor.yaml that runs it")
     copy.add_argument("folder", metavar="DIR", help="folder to write graphs/, prompts/ and mentor.yaml into")
     copy.set_defaults(func=cmd_graph_copy)
 
+    from mentor.cli.failures import add_failures_command
     from mentor.evaluation.command import add_eval_command
-    from mentor.failures_command import add_failures_command
     from mentor.lab.demo_cli import add_demo_command
     from mentor.traces.viewer import add_traces_command
 
@@ -183,6 +187,3 @@ def main(argv: list[str] | None = None) -> int:
         print("mentor: interrupted", file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130  # 128 + the signal, as a shell reports one
 
-
-if __name__ == "__main__":
-    sys.exit(main())
