@@ -7,11 +7,10 @@ from __future__ import annotations
 import difflib
 import sys
 
-from runtime.versions import describe
-
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime
 from mentor.runtime.state import LIBRARY_FIELD
+from mentor.runtime.versions import describe
 from mentor.tasks import configured_task
 from mentor.tasks.base import Task
 from mentor.trl.adapter import check_trl, check_trl_version, trainer_kind
