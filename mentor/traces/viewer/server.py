@@ -93,10 +93,15 @@ class TraceServer(ThreadingHTTPServer):
         super().process_request(request, client_address)
 
     def process_request_thread(self, request, client_address) -> None:
+        # ThreadingMixIn's body, with the slot freed before the socket closes: a client that sees the close and
+        # connects again at once must find the slot free (CI once got a 503 there).
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
             self.connections.release()
+            self.shutdown_request(request)
 
     def server_close(self) -> None:
         super().server_close()
