@@ -140,6 +140,8 @@ def harm(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
 def settings_key(settings) -> str:
     """What makes a finished block reusable: every setting but the seeds and jobs."""
     spec = {k: v for k, v in asdict(settings).items() if k not in ("seeds", "jobs")}
+    if spec["sdpo_templates"] == "trl":  # added after issue 42's run: its default keeps earlier blocks' keys
+        del spec["sdpo_templates"]
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

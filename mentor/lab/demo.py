@@ -123,7 +123,10 @@ def _train(arm: str, seed: int, model, tokenizer, settings: DemoSettings, out_di
     if sdpo:
         from trl.experimental.sdpo import SDPOConfig, SDPOTrainer
 
-        args, trainer_class = SDPOConfig(include_environment_feedback=True, **common), SDPOTrainer
+        from mentor.lab.composed_demo import LAB_SDPO_TEMPLATES
+
+        templates = LAB_SDPO_TEMPLATES if settings.sdpo_templates == "lab" else {}
+        args, trainer_class = SDPOConfig(include_environment_feedback=True, **templates, **common), SDPOTrainer
     else:
         args, trainer_class = GRPOConfig(**common), GRPOTrainer
     torch.manual_seed(seed)
