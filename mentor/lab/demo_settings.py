@@ -17,6 +17,8 @@ COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_
 # Three more, trained by TRL's SDPOTrainer instead of GRPO, run when named: SDPO alone, with the seed's library hint
 # as a collapsed group's feedback, and with the mentor's hint as that feedback.
 SDPO_ARMS = ("sdpo", "sdpo_library", "sdpo_mentor")
+# The arms that train with the seed's fixed library rule (measured before training, as a user would pick it).
+LIBRARY_ARMS = ("static_hints", "sdpo_library")
 SDPO_TEMPLATES = ("trl", "lab")  # the teacher reprompt's templates: TRL's defaults, or the lab's own hint line
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
