@@ -42,7 +42,7 @@ def main() -> None:
 
     from mentor.lab import composed_demo as cd
     from mentor.lab.demo_cli import parse_seed_list
-    from mentor.lab.sampling import evaluate
+    from mentor.lab.sampling import completions, evaluate
     from mentor.policy import load_checkpoint
     from mentor.tasks.composed import format_answer, step_hint
 
@@ -50,7 +50,7 @@ def main() -> None:
     defaults = SDPOConfig.__dataclass_fields__
     trl = {name: defaults[name].default for name in cd.LAB_SDPO_TEMPLATES}
     lab = cd.LAB_SDPO_TEMPLATES
-    problems = cd.heldout(args.problems)
+    problems, seeds = cd.heldout(args.problems), parse_seed_list("--seeds", args.seeds)
 
     def hint(row) -> str:
         return step_hint([int(c) for c in row["answer"]], 1)
@@ -65,13 +65,16 @@ def main() -> None:
         "solution_trl": lambda row: reprompts(trl, row["prompt"], solution=answer(row)),
         "solution_lab": lambda row: reprompts(lab, row["prompt"], solution=answer(row)),
     }
-    print("the teacher's prompt for one problem, per column:")
+    first = problems[0]
+    model, tokenizer = load_checkpoint(cd.policy(seeds[0], {}))
+    print(f"one problem ({first['prompt']!r}, answer {answer(first)!r}): the prompt and the first seed's greedy answer")
     for name, build in columns.items():
-        print(f"  {name}: {build(problems[0])!r}")
+        [[out]] = completions(model, tokenizer, [dict(first, prompt=build(first))], lab="composed")
+        print(f"  {name}: {build(first)!r} -> {out!r}")
     print(f"\ngreedy accuracy on {len(problems)} held-out problems, step-0 policies:")
     print("seed | student | hinted | " + " | ".join(n for n in columns if n != "student"))
     table: dict[str, list[float]] = {}
-    for seed in parse_seed_list("--seeds", args.seeds):
+    for seed in seeds:
         model, tokenizer = load_checkpoint(cd.policy(seed, {}))
         row = {"student": evaluate(model, tokenizer, problems, lab="composed"),
                "hinted": evaluate(model, tokenizer, problems, hint, lab="composed")}
