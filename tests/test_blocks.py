@@ -82,6 +82,23 @@ def test_the_sdpo_arms_configure_feedback_only():
     assert mentor.graph == MentorConfig().graph  # the four-node mentor, as the GRPO arm's
 
 
+def test_lab_sdpo_templates_need_an_sdpo_arm_and_keep_issue_42s_blocks_reusable(tmp_path, capsys):
+    from pathlib import Path
+
+    from mentor.lab.blocks import BLOCK_DEFAULTS
+    from mentor.lab.demo_settings import DemoSettings
+
+    assert main(["demo", "--lab", "composed", "--blocks", "2", "--arms", "grpo,mentor", "--sdpo-templates", "lab",
+                 "--out", str(tmp_path)]) == 2
+    assert "sdpo_templates: 'lab' changes only the SDPO arms" in capsys.readouterr().err
+    # The setting was added after issue 42's run: at its default, the committed blocks keep their key (and are reused).
+    settings = replace(DemoSettings.for_lab("composed"), arms=["static_hints", "mentor", "sdpo", "sdpo_library",
+                                                               "sdpo_mentor"], **BLOCK_DEFAULTS)
+    committed = Path(__file__).parent.parent / "experiments" / "sdpo42" / "blocks" / "p0-g0.json"
+    assert blocks.settings_key(settings) == json.loads(committed.read_text())["settings_key"]
+    assert blocks.settings_key(replace(settings, sdpo_templates="lab")) != blocks.settings_key(settings)
+
+
 def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):
     assert main(["demo", "--blocks", "2", "--out", str(tmp_path)]) == 2
     assert "--lab composed" in capsys.readouterr().err

@@ -49,6 +49,14 @@ def test_humaneval_loads_offline(he):
     assert p["entry_point"] == "has_close_elements" and "def check(candidate)" in p["test"]
 
 
+def test_the_training_dataset_asks_what_mentor_failures_and_eval_measured():
+    from mentor.data.humaneval import chat_prompt, humaneval_dataset, load_humaneval
+
+    [row] = humaneval_dataset(limit=1, chat=True)
+    assert row["prompt"] == [{"role": "user", "content": chat_prompt(load_humaneval(1)[0]["prompt"])}]
+    assert row["prompt"][0]["content"].startswith("Complete this Python function. Reply with the whole function")
+
+
 def test_all_canonical_solutions_pass(task, he):
     problems = list(he.values())
     rewards = task.reward([p["canonical_solution"] for p in problems],

@@ -137,16 +137,19 @@ def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_res
     page = (tmp_path / "out" / "report.html").read_text()
     assert "composed lab" in page and 'id="results"' in page
     # The SDPO arms (TRL's SDPOTrainer, no re-attempt): the mentor's and the library's hints reach the teacher's
-    # prompt as feedback; SDPO alone has no mentor.
+    # prompt as feedback; SDPO alone has no mentor. In the lab's templates the teacher reads the hint line a GRPO
+    # re-attempt reads.
     from mentor.lab.demo_settings import SDPO_ARMS
+    from mentor.tasks.composed import hint_prompt
     from mentor.traces import TraceStore
 
-    sdpo = run_demo(tmp_path / "sdpo", replace(settings, arms=list(SDPO_ARMS)))["arms"]
+    sdpo = run_demo(tmp_path / "sdpo", replace(settings, arms=list(SDPO_ARMS), sdpo_templates="lab"))["arms"]
     assert sdpo["sdpo"]["interventions"] == 0 and sdpo["sdpo_mentor"]["interventions"] > 0
     assert sdpo["sdpo_library"]["runs"][0]["library"]["step"] == library["step"]
     for arm in ("sdpo_library", "sdpo_mentor"):
         hinted = [r for r in TraceStore(tmp_path / "sdpo" / f"{arm}-seed0", readonly=True) if r["hint"]]
-        assert hinted and all(r["hint"] in r["teacher_prompt"] and not r.get("reattempt") for r in hinted)
+        assert hinted and not any(r.get("reattempt") for r in hinted)
+        assert all(r["teacher_prompt"] == hint_prompt(r["prompt"], r["hint"]) for r in hinted)
     # A second run of the same seed loads the cached policy instead of pre-training again.
     mtime = (cached / "meta.json").stat().st_mtime
     run_demo(tmp_path / "out2", replace(settings, arms=["grpo"]))

@@ -15,8 +15,8 @@ from typing import Any
 from mentor.types import InputError
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
-# What `mentor failures --source policy --family humaneval` asks a chat policy, before the problem's prompt (the
-# prompt of docs/evaluation.md's Qwen2.5-Coder measurements).
+# What a chat policy is asked before the problem's prompt, in training (`humaneval_dataset(chat=True)`) as in
+# `mentor failures --source policy --family humaneval` (the prompt of docs/evaluation.md's Qwen2.5-Coder measurements).
 CHAT_INSTRUCTION = "Complete this Python function. Reply with the whole function in one code block."
 
 
@@ -56,12 +56,12 @@ def chat_prompt(prompt: str) -> str:
 
 def humaneval_dataset(limit: int | None = None, chat: bool = False):
     """A `datasets.Dataset` for TRL: columns prompt, test, entry_point, canonical_solution, task_id.
-    With `chat=True` the prompt is a conversational message list asking for the completed function."""
+    With `chat=True` the prompt is a conversational message list: one user turn, `chat_prompt` of the problem (what
+    `mentor failures` and `mentor eval` ask, so training meets the prompts they measured)."""
     from datasets import Dataset
 
     rows = load_humaneval(limit)
     if chat:
         for r in rows:
-            r["prompt"] = [{"role": "user", "content": "Complete this Python function. Answer with the whole "
-                            "function in a ```python block.\n\n```python\n" + r["prompt"] + "```"}]
+            r["prompt"] = [{"role": "user", "content": chat_prompt(r["prompt"])}]
     return Dataset.from_list(rows)

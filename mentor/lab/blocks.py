@@ -32,6 +32,7 @@ from typing import Any
 
 from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
+from mentor.lab.demo_settings import LIBRARY_ARMS
 from mentor.lab.policy_stats import holm, sign_flip_p, t_test
 from mentor.output import partial_path, write_atomically
 from mentor.types import InputError
@@ -140,6 +141,8 @@ def harm(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
 def settings_key(settings) -> str:
     """What makes a finished block reusable: every setting but the seeds and jobs."""
     spec = {k: v for k, v in asdict(settings).items() if k not in ("seeds", "jobs")}
+    if spec["sdpo_templates"] == "trl":  # added after issue 42's run: its default keeps earlier blocks' keys
+        del spec["sdpo_templates"]
     return hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -165,7 +168,7 @@ def prepare_policy(seed: int, settings, collapse_min: float | None = None) -> di
         collapsed = len(composed_failure_rows(policy, problems, seed=seed)) / len(problems)
         bar = COLLAPSE_MIN if collapse_min is None else collapse_min
         info = {"seed": seed, "policy": policy, "collapsed_share": collapsed, "kept": collapsed >= bar}
-        if info["kept"] and {"static_hints", "sdpo_library"} & set(settings.arms):
+        if info["kept"] and set(LIBRARY_ARMS) & set(settings.arms):
             info["library"] = cd.choose_library(policy, seed)
     return info
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mentor.lab.demo_pool import cores, run_parallel
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, SDPO_ARMS, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, LIBRARY_ARMS, SDPO_ARMS, DemoSettings
 
 STATIC_LIBRARY: dict[str, Any] = {"graph": "graphs/static_hints/graph.py:graph"}  # it reads the `hint` column
 
@@ -123,7 +123,10 @@ def _train(arm: str, seed: int, model, tokenizer, settings: DemoSettings, out_di
     if sdpo:
         from trl.experimental.sdpo import SDPOConfig, SDPOTrainer
 
-        args, trainer_class = SDPOConfig(include_environment_feedback=True, **common), SDPOTrainer
+        from mentor.lab.composed_demo import LAB_SDPO_TEMPLATES
+
+        templates = LAB_SDPO_TEMPLATES if settings.sdpo_templates == "lab" else {}
+        args, trainer_class = SDPOConfig(include_environment_feedback=True, **templates, **common), SDPOTrainer
     else:
         args, trainer_class = GRPOConfig(**common), GRPOTrainer
     torch.manual_seed(seed)
@@ -176,7 +179,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
 
     model, tokenizer = load_checkpoint(policy_dir)
     heldout = cd.heldout(settings.heldout_problems)
-    step = library.get("step") if arm in ("static_hints", "sdpo_library") else None
+    step = library.get("step") if arm in LIBRARY_ARMS else None
     wrong: list[dict[str, Any]] = []
 
     def heldout_pass(policy) -> dict[str, Any]:
@@ -185,7 +188,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
         return {"heldout_acc": (len(heldout) - len(wrong)) / len(heldout), "first_wrong_steps": dict(sorted(where.items()))}
 
     rule = {**library_config(step or 1), "hint_placement": settings.strategy["hint_placement"]} \
-        if arm in ("static_hints", "sdpo_library") else None
+        if arm in LIBRARY_ARMS else None
     config = arm_config(arm, settings.strategy, rule)
     result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
                     cd.dataset(settings.train_problems, seed, step, candidates=arm == "learning"), composed_reward,
@@ -274,7 +277,7 @@ def _policies(settings: DemoSettings) -> tuple[dict[int, str], dict[int, dict[st
     for seed in settings.seeds:
         print(f"pre-training the composed lab's policy of seed {seed} (cached after the first run)")
         policies[seed] = composed_demo.policy(seed, settings.pretrain)
-        if {"static_hints", "sdpo_library"} & set(settings.arms):
+        if set(LIBRARY_ARMS) & set(settings.arms):
             libraries[seed] = composed_demo.choose_library(policies[seed], seed)
             print(f"seed {seed}: static_hints library = reveal step {libraries[seed]['step']} "
                   f"(rescue rates on {libraries[seed]['groups']} step-0 failures: {libraries[seed]['rescue_rates']})")

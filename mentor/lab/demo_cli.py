@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mentor.lab.demo import run_demo
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, SDPO_ARMS, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
 from mentor.types import InputError
 
 
 def cmd_demo(args) -> int:
     settings = DemoSettings.for_lab(args.lab, args.quick)
     overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
-                                                          "static_hint_digits", "jobs")
+                                                          "static_hint_digits", "jobs", "sdpo_templates")
                  if getattr(args, name) is not None}
     if args.seeds:
         try:
@@ -90,6 +90,9 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--jobs", type=int,
                       help="runs trained at once, one process each (default: all, up to 2 per core; with --blocks: "
                            "worker processes, 1 or 2, default 2)")
+    demo.add_argument("--sdpo-templates", dest="sdpo_templates", choices=SDPO_TEMPLATES,
+                      help="the SDPO arms' teacher reprompt: trl (TRL's default templates, the default) or lab (the "
+                           "lab's own hint line; docs/lab.md, 'Why the SDPO arms unlearned')")
     demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
                                                  f"the arms {','.join(COMPOSED_ARMS)}, analysed over policies "
                                                  "(docs/lab.md, 'Evidence, round 5')")

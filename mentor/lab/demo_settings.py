@@ -17,6 +17,9 @@ COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_
 # Three more, trained by TRL's SDPOTrainer instead of GRPO, run when named: SDPO alone, with the seed's library hint
 # as a collapsed group's feedback, and with the mentor's hint as that feedback.
 SDPO_ARMS = ("sdpo", "sdpo_library", "sdpo_mentor")
+# The arms that train with the seed's fixed library rule (measured before training, as a user would pick it).
+LIBRARY_ARMS = ("static_hints", "sdpo_library")
+SDPO_TEMPLATES = ("trl", "lab")  # the teacher reprompt's templates: TRL's defaults, or the lab's own hint line
 LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
 
 # How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
@@ -49,6 +52,8 @@ class DemoSettings:
             slowest arm finishes.
         lab: `addition` (the default lab) or `composed` (the composed-skills lab: a seed selects its own pre-trained
             policy too, and `static_hints` is that seed's best fixed "reveal step k" rule; see docs/lab.md).
+        sdpo_templates: the SDPO arms' teacher reprompt: `trl` (TRL's default templates) or `lab` (the lab's own
+            hint line, `mentor.lab.composed_demo.LAB_SDPO_TEMPLATES`).
     """
 
     steps: int = 600
@@ -66,6 +71,7 @@ class DemoSettings:
     static_hint_digits: int = 3
     jobs: int = 0
     lab: str = "addition"
+    sdpo_templates: str = "trl"
 
     def __post_init__(self):
         at_least = {"steps": 1, "prompts_per_step": 1, "num_generations": 2, "train_problems": 1,
@@ -80,6 +86,11 @@ class DemoSettings:
                              f"got {self.static_hint_digits}")
         if self.lab not in LABS:
             raise InputError(f"lab: unknown lab {self.lab!r}; the labs are {list(LABS)}")
+        if self.sdpo_templates not in SDPO_TEMPLATES:
+            raise InputError(f"sdpo_templates: use one of {list(SDPO_TEMPLATES)}, got {self.sdpo_templates!r}")
+        if self.sdpo_templates != "trl" and not set(SDPO_ARMS) & set(self.arms):
+            raise InputError(f"sdpo_templates: {self.sdpo_templates!r} changes only the SDPO arms "
+                             f"({', '.join(SDPO_ARMS)}); name one in arms, or leave the templates at 'trl'")
         if not self.seeds:
             raise InputError("seeds: give at least one seed")
         known = COMPOSED_ARMS + SDPO_ARMS if self.lab == "composed" else ARMS
