@@ -24,7 +24,7 @@ import argparse
 import statistics
 
 
-def reprompts(templates: dict[str, str], prompt: str, solution: str = "", feedback: str = "") -> str:
+def reprompt(templates: dict[str, str], prompt: str, solution: str = "", feedback: str = "") -> str:
     """The teacher's prompt text as SDPO's context builder makes it for a plain-text prompt."""
     solution_text = templates["solution_template"].format(successful_previous_attempt=solution) if solution else ""
     feedback_text = templates["feedback_template"].format(feedback_raw=feedback) if feedback else ""
@@ -60,10 +60,10 @@ def main() -> None:
 
     columns = {
         "student": lambda row: row["prompt"],
-        "feedback_trl": lambda row: reprompts(trl, row["prompt"], feedback=hint(row)),
-        "feedback_lab": lambda row: reprompts(lab, row["prompt"], feedback=hint(row)),
-        "solution_trl": lambda row: reprompts(trl, row["prompt"], solution=answer(row)),
-        "solution_lab": lambda row: reprompts(lab, row["prompt"], solution=answer(row)),
+        "feedback_trl": lambda row: reprompt(trl, row["prompt"], feedback=hint(row)),
+        "feedback_lab": lambda row: reprompt(lab, row["prompt"], feedback=hint(row)),
+        "solution_trl": lambda row: reprompt(trl, row["prompt"], solution=answer(row)),
+        "solution_lab": lambda row: reprompt(lab, row["prompt"], solution=answer(row)),
     }
     first = problems[0]
     model, tokenizer = load_checkpoint(cd.policy(seeds[0], {}))
