@@ -77,7 +77,7 @@ def main() -> None:
     for seed in seeds:
         model, tokenizer = load_checkpoint(cd.policy(seed, {}))
         row = {"student": evaluate(model, tokenizer, problems, lab="composed"),
-               "hinted": evaluate(model, tokenizer, problems, hint, lab="composed")}
+               "hinted": cd.hinted_accuracy(model, tokenizer, problems, 1)}
         for name, build in columns.items():
             if name != "student":
                 row[name] = evaluate(model, tokenizer, [dict(p, prompt=build(p)) for p in problems], lab="composed")
