@@ -31,11 +31,12 @@ import sys
 import time
 from pathlib import Path
 
-POLICIES = {  # model, mentor task, G, new tokens, vLLM context, its KV cache (GiB)
+POLICIES = {  # model, mentor task, G, new tokens, rows per loss x losses per step, vLLM context, its KV cache (GiB)
     "smollm2": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct", "task": "math", "num_generations": 4,
-                "max_tokens": 24, "max_model_length": 512, "kv_cache_gib": "1"},
+                "max_tokens": 24, "batch": (8, 1), "max_model_length": 512, "kv_cache_gib": "1"},
+    # 2 rows a loss: 8 rows of up to ~1,000 tokens and a 152k vocabulary at once would not fit 24 GiB in fp32
     "qwen": {"model": "Qwen/Qwen2.5-Coder-0.5B-Instruct", "task": "code", "num_generations": 8,
-             "max_tokens": 384, "max_model_length": 1536, "kv_cache_gib": "2"},
+             "max_tokens": 384, "batch": (2, 4), "max_model_length": 1536, "kv_cache_gib": "2"},
 }
 
 
@@ -65,7 +66,8 @@ def run(args, mentor: bool, out: Path) -> dict:
 
     policy = POLICIES[args.policy]
     config = GRPOConfig(
-        output_dir=str(out), use_cpu=True, bf16=False, beta=0.0, learning_rate=1e-6, per_device_train_batch_size=8,
+        output_dir=str(out), use_cpu=True, bf16=False, beta=0.0, learning_rate=1e-6,
+        per_device_train_batch_size=policy["batch"][0], gradient_accumulation_steps=policy["batch"][1],
         num_generations=policy["num_generations"], max_completion_length=args.max_tokens or policy["max_tokens"],
         temperature=1.0, max_steps=args.steps, logging_steps=1, save_strategy="no", report_to="none", seed=0,
         gradient_checkpointing=False, use_vllm=True, vllm_mode="colocate",
