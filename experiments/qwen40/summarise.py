@@ -1,6 +1,7 @@
 """Issue 40's run, what `mentor eval`'s own table (kept in log_S.txt) does not show, from the committed files of
-experiments/qwen40 (docs/evaluation.md, "A real coder"): per seed, how many `feedback` hints the rules leakage checker
-would have withheld, and one rescued and one unrescued group per hinted row, as text. Reads only; samples nothing.
+experiments/qwen40 (docs/evaluation.md, "Real policy: Qwen2.5-Coder-0.5B"): per seed, how many `feedback` hints the
+rules leakage checker would have withheld, and one rescued and one unrescued group per hinted row, as text. Reads
+only; samples nothing.
 
     .venv/bin/python experiments/qwen40/summarise.py [SEED ...]      # default: every seed with an eval_S.json
 """
