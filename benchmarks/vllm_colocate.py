@@ -117,7 +117,8 @@ def run(args, mentor: bool, out: Path) -> dict:
     timer = Timer()
     trainer.add_callback(timer)
     if mentor:
-        Mentor.from_config({"task": policy["task"], "hint_placement": "prompt", "strip_hint": args.strip_hint}).attach(trainer)
+        mentor_config = {"task": policy["task"], "hint_placement": "prompt", "strip_hint": args.strip_hint}
+        Mentor.from_config(mentor_config).attach(trainer)
     trainer.train()
     logs = [log for log in getattr(timer, "logs", []) if "reward" in log]
     records = [r for r in TraceStore(trace_path(out)) if "hint" in r] if mentor else []
