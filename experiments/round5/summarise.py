@@ -15,9 +15,6 @@ import statistics
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ARMS = ("grpo", "static_hints", "mentor", "learning", "two_draws")
-
-
 def chosen_not_graph(block: str, arm: str) -> tuple[int, int] | None:
     """(interventions whose chosen candidate is not the graph's first draw, interventions with candidates)."""
     from mentor.traces import TraceStore
@@ -32,19 +29,20 @@ def chosen_not_graph(block: str, arm: str) -> tuple[int, int] | None:
 
 def main() -> None:
     blocks = [json.loads(p.read_text()) for p in sorted((HERE / "blocks").glob("*.json"))]
-    print("| policy | library step | " + " | ".join(ARMS) + " |")
-    print("|---|---:|" + "---:|" * len(ARMS))
+    arms = json.loads((HERE / "results.json").read_text())["arms"]
+    print("| policy | library step | " + " | ".join(arms) + " |")
+    print("|---|---:|" + "---:|" * len(arms))
     for b in blocks:
         print(f"| {b['pretrain_seed']} | {b['library_step']} | "
-              + " | ".join(f"{b['outcome'][a]:.3f}" for a in ARMS) + " |")
+              + " | ".join(f"{b['outcome'][a]:.3f}" for a in arms) + " |")
     print("| **mean** | | " + " | ".join(f"**{statistics.mean(b['outcome'][a] for b in blocks):.3f}**"
-                                       for a in ARMS) + " |")
+                                       for a in arms) + " |")
     for step in ("1", "2"):
         print(f"hint dependence with the step-{step} hint (held-out accuracy with it minus without), mean of "
               f"{len(blocks)}: " + ", ".join(
                   f"{a} {statistics.mean(b['runs'][a]['hint_dependence_by_step'][step] for b in blocks):+.3f}"
-                  for a in ARMS))
-    for a in ARMS:
+                  for a in arms))
+    for a in arms:
         ratios = [b["runs"][a]["train_s"] / b["runs"]["mentor"]["train_s"] for b in blocks]
         print(f"training time {a} / mentor per block: median {statistics.median(ratios):.2f} "
               f"({min(ratios):.2f}-{max(ratios):.2f}); interventions per run, mean "
