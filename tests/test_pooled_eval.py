@@ -19,6 +19,7 @@ def test_rows_pool_every_group_and_a_comparison_clusters_by_problem():
     out = pool([a, b], [("mentor", "none")], resamples=2000)
     assert out["rows"]["mentor"]["groups"] == 5 and out["rows"]["mentor"]["rescued"] == 4
     assert out["rows"]["none"]["per_report"] == [pytest.approx(1 / 3), 0.0]
+    assert (out["oracle"]["groups"], out["oracle"]["rescued"]) == (5, 4)  # any row: p2 is the only group lost
     c = out["comparisons"]["mentor - none"]
     assert c["mean"] == pytest.approx(3 / 5) and (c["n"], c["clusters"]) == (5, 4)  # p1 twice is one cluster
     assert (c["gained"], c["lost"]) == (3, 0) and c["per_report"] == [pytest.approx(1 / 3), 1.0]
@@ -56,5 +57,6 @@ def test_the_command_prints_and_writes_the_pooled_figures(tmp_path, capsys):
     assert main([*files, "--compare", "mentor - none", "-o", str(tmp_path / "pooled.json")]) == 0
     printed = capsys.readouterr().out
     assert "2 reports pooled" in printed and "mentor - none" in printed and "3 problems" in printed
+    assert "oracle          3/6" in printed
     written = json.loads((tmp_path / "pooled.json").read_text())
     assert written["comparisons"]["mentor - none"]["mean"] == pytest.approx(3 / 6)

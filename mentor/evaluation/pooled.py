@@ -1,6 +1,7 @@
 """`python -m mentor.evaluation.pooled EVAL.json ...`: `mentor eval` reports of several sampling seeds, pooled.
 
-Per row: groups rescued over all reports, with a 95% Wilson interval, and the per-report rates beside. Per comparison
+Per row: groups rescued over all reports, with a 95% Wilson interval, and the per-report rates beside; the oracle
+rescues a group if any row does. Per comparison
 `a - b`: the mean over pooled groups of the paired difference of the two rows' rescued indicators, with a cluster
 bootstrap over problems (a problem that collapsed under several seeds is one cluster) and round 4's decision
 (mentor.evaluation.intervals: `paired_bootstrap`, `decide`). docs/evaluation.md's Qwen pre-registration fixes these.
@@ -61,6 +62,10 @@ def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], marg
                       "rescue_rate": sum(flags) / len(flags) if flags else 0.0,
                       "rescue_ci": list(wilson(sum(flags), len(flags))),
                       "per_report": [r["configs"][name]["rescue_rate"] for r in reports]}
+    any_row = [any(flags) for r in reports for flags in zip(*(r["configs"][n]["group_rescued"] for n in names))]
+    oracle = {"groups": len(any_row), "rescued": sum(any_row),
+              "rescue_rate": sum(any_row) / len(any_row) if any_row else 0.0,
+              "rescue_ci": list(wilson(sum(any_row), len(any_row)))}
     decided: dict[str, Any] = {}
     for a, b in comparisons:
         missing = [n for n in (a, b) if n not in rows]
@@ -80,7 +85,7 @@ def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], marg
         decided[f"{a} - {b}"] = {**stats, **decide(stats, margin), "per_report": per_report,
                                  "gained": sum(d > 0 for ds in clusters.values() for d in ds),
                                  "lost": sum(d < 0 for ds in clusters.values() for d in ds)}
-    return {"reports": len(reports), "margin": margin, "rows": rows, "comparisons": decided}
+    return {"reports": len(reports), "margin": margin, "rows": rows, "oracle": oracle, "comparisons": decided}
 
 
 def table(pooled: dict[str, Any]) -> str:
@@ -90,6 +95,9 @@ def table(pooled: dict[str, Any]) -> str:
         lo, hi = row["rescue_ci"]
         lines.append(f"  {name:<12} {row['rescued']:>4}/{row['groups']:<4} rescued  {row['rescue_rate']:.3f} "
                      f"[{lo:.3f}, {hi:.3f}]  per report " + ", ".join(f"{x:.3f}" for x in row["per_report"]))
+    oracle = pooled["oracle"]
+    lines.append(f"  {'oracle':<12} {oracle['rescued']:>4}/{oracle['groups']:<4} rescued  {oracle['rescue_rate']:.3f} "
+                 f"[{oracle['rescue_ci'][0]:.3f}, {oracle['rescue_ci'][1]:.3f}]  (any row)")
     for name, c in pooled["comparisons"].items():
         extra = f" (n needed {c['n_needed']})" if c["decision"] == "unresolved" else ""
         lines.append(f"  {name:<22} {c['mean']:+.3f} 95% [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] 90% "
