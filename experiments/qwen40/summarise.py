@@ -1,7 +1,8 @@
 """Issue 40's run, what `mentor eval`'s own table (kept in log_S.txt) does not show, from the committed files of
 experiments/qwen40 (docs/evaluation.md, "Real policy: Qwen2.5-Coder-0.5B"): per seed, how many `feedback` hints the
-rules leakage checker would have withheld, and one rescued and one unrescued group per hinted row, as text. Reads
-only; samples nothing.
+rules leakage checker would have withheld, and one rescued and one unrescued group per hinted row, as text; then, per
+row over the seeds, hint tokens, reliance and the counts of what the mentor did (issue 40 item 4). Reads only;
+samples nothing.
 
     .venv/bin/python experiments/qwen40/summarise.py [SEED ...]      # default: every seed with an eval_S.json
 """
@@ -50,10 +51,25 @@ def summarise(seed: int) -> list[str]:
     return lines + examples(seed, report)
 
 
+def per_row(seeds: list[int]) -> list[str]:
+    """Per row, each seed's hint tokens and reliance (a mean over its hinted groups, and over its correct hinted
+    responses), and the withheld hints, llm fallbacks and graph faults summed over the seeds."""
+    reports = [json.loads((HERE / f"eval_{seed}.json").read_text()) for seed in seeds]
+    lines = [f"per row, seeds {', '.join(map(str, seeds))}: hint tokens; reliance; withheld, fallbacks, faults"]
+    for name in reports[0]["configs"]:
+        rows = [r["configs"][name] for r in reports]
+        tokens = ", ".join(f"{row['hint_tokens']:.1f}" for row in rows)
+        rely = ", ".join("-" if row["reliance"] is None else f"{row['reliance']:+.3f}" for row in rows)
+        counts = [sum(row[k] for row in rows) for k in ("withheld", "llm_fallbacks", "failures")]
+        lines.append(f"  {name:<11} {tokens:<20} {rely:<24} {counts[0]}, {counts[1]}, {counts[2]}")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     seeds = [int(s) for s in argv] or sorted(int(p.stem.split("_")[1]) for p in HERE.glob("eval_*.json"))
     for seed in seeds:
         print("\n".join(summarise(seed)))
+    print("\n".join(per_row(seeds)))
     return 0
 
 
