@@ -49,6 +49,12 @@ def parse_comparison(text: str) -> tuple[str, str]:
     return parts[0], parts[1]
 
 
+def rescued(flags: list[bool]) -> dict[str, Any]:
+    """Groups, groups rescued, the rescue rate and its 95% Wilson interval, of per-group rescued flags."""
+    return {"groups": len(flags), "rescued": sum(flags), "rescue_rate": sum(flags) / len(flags) if flags else 0.0,
+            "rescue_ci": list(wilson(sum(flags), len(flags)))}
+
+
 def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], margin: float = MARGIN,
          resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
     """The pooled rows and the decided comparisons (see the module doc) of `reports` (each as `read_report`)."""
@@ -57,15 +63,10 @@ def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], marg
     names = [n for n in reports[0]["configs"] if all(n in r["configs"] for r in reports)]
     rows: dict[str, Any] = {}
     for name in names:
-        flags = [f for r in reports for f in r["configs"][name]["group_rescued"]]
-        rows[name] = {"groups": len(flags), "rescued": sum(flags),
-                      "rescue_rate": sum(flags) / len(flags) if flags else 0.0,
-                      "rescue_ci": list(wilson(sum(flags), len(flags))),
+        rows[name] = {**rescued([f for r in reports for f in r["configs"][name]["group_rescued"]]),
                       "per_report": [r["configs"][name]["rescue_rate"] for r in reports]}
-    any_row = [any(flags) for r in reports for flags in zip(*(r["configs"][n]["group_rescued"] for n in names))]
-    oracle = {"groups": len(any_row), "rescued": sum(any_row),
-              "rescue_rate": sum(any_row) / len(any_row) if any_row else 0.0,
-              "rescue_ci": list(wilson(sum(any_row), len(any_row)))}
+    oracle = rescued([any(flags) for r in reports
+                      for flags in zip(*(r["configs"][n]["group_rescued"] for n in names))])
     decided: dict[str, Any] = {}
     for a, b in comparisons:
         missing = [n for n in (a, b) if n not in rows]
