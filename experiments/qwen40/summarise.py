@@ -42,8 +42,7 @@ def examples(seed: int, report: dict) -> list[str]:
     return lines
 
 
-def summarise(seed: int) -> list[str]:
-    report = json.loads((HERE / f"eval_{seed}.json").read_text())
+def summarise(seed: int, report: dict) -> list[str]:
     groups = [json.loads(line) for line in (HERE / f"failures_{seed}.jsonl").read_text().splitlines()]
     lines = [f"seed {seed}: {len(groups)} collapsed groups; eval seed {report['seed']} (rows: log_{seed}.txt)"]
     flagged = sum(leak_checked(g) for g in groups)
@@ -51,13 +50,12 @@ def summarise(seed: int) -> list[str]:
     return lines + examples(seed, report)
 
 
-def per_row(seeds: list[int]) -> list[str]:
+def per_row(reports: dict[int, dict]) -> list[str]:
     """Per row, each seed's hint tokens and reliance (a mean over its hinted groups, and over its correct hinted
     responses), and the withheld hints, llm fallbacks and graph faults summed over the seeds."""
-    reports = [json.loads((HERE / f"eval_{seed}.json").read_text()) for seed in seeds]
-    lines = [f"per row, seeds {', '.join(map(str, seeds))}: hint tokens; reliance; withheld, fallbacks, faults"]
-    for name in reports[0]["configs"]:
-        rows = [r["configs"][name] for r in reports]
+    lines = [f"per row, seeds {', '.join(map(str, reports))}: hint tokens; reliance; withheld, fallbacks, faults"]
+    for name in next(iter(reports.values()))["configs"]:
+        rows = [r["configs"][name] for r in reports.values()]
         tokens = ", ".join(f"{row['hint_tokens']:.1f}" for row in rows)
         rely = ", ".join("-" if row["reliance"] is None else f"{row['reliance']:+.3f}" for row in rows)
         counts = [sum(row[k] for row in rows) for k in ("withheld", "llm_fallbacks", "failures")]
@@ -67,9 +65,10 @@ def per_row(seeds: list[int]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     seeds = [int(s) for s in argv] or sorted(int(p.stem.split("_")[1]) for p in HERE.glob("eval_*.json"))
-    for seed in seeds:
-        print("\n".join(summarise(seed)))
-    print("\n".join(per_row(seeds)))
+    reports = {seed: json.loads((HERE / f"eval_{seed}.json").read_text()) for seed in seeds}
+    for seed, report in reports.items():
+        print("\n".join(summarise(seed, report)))
+    print("\n".join(per_row(reports)))
     return 0
 
 

@@ -15,6 +15,8 @@ import statistics
 from pathlib import Path
 
 HERE = Path(__file__).parent
+
+
 def chosen_not_graph(block: str, arm: str) -> tuple[int, int] | None:
     """(interventions whose chosen candidate is not the graph's first draw, interventions with candidates)."""
     from mentor.traces import TraceStore
@@ -53,9 +55,9 @@ def main() -> None:
             print(f"{a}: trace stores missing for {sum(c is None for c in counts)} blocks; choice counts not read")
             continue
         shares = [n / d for n, d in counts if d]
-        print(f"{a}: gave a hint other than the graph's first draw in {sum(n for n, _ in counts):,} of "
-              f"{sum(d for _, d in counts):,} interventions ({sum(n for n, _ in counts) / sum(d for _, d in counts):.1%}), "
-              f"per block {min(shares):.1%}-{max(shares):.1%}")
+        changed, total = sum(n for n, _ in counts), sum(d for _, d in counts)
+        print(f"{a}: gave a hint other than the graph's first draw in {changed:,} of {total:,} interventions "
+              f"({changed / total:.1%}), per block {min(shares):.1%}-{max(shares):.1%}")
 
 
 if __name__ == "__main__":
