@@ -39,6 +39,11 @@ class LLMConfig:
                 "`Retry-After` wait) included; past it the request is cancelled and `rules` takes over. Default 10, "
                 "so that four `llm` nodes on a server that never answers still leave a 60 s group time for the "
                 "fallback."})
+    queue_timeout_s: float | None = field(default=None, metadata={
+        "help": "`hf` only: bound on a request's wait in the provider's batch queue, in seconds, before its "
+                "generation starts (and `request_timeout_s` starts counting); past it `rules` takes over. Default "
+                "null: no bound of its own, the group's `timeout_s` bounds the wait, so a long queue (eval's many "
+                "groups at once) gives no fallback."})
     max_retries: int = field(default=1, metadata={
         "help": "Transport retries (connection errors, 429, 5xx) per request, inside `request_timeout_s`."})
     parse_retries: int = field(default=1, metadata={
@@ -291,6 +296,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),
+    "queue_timeout_s": (lambda v: v is None or 0 < v < math.inf, "a finite number of seconds > 0, or null"),
     "max_retries": (lambda v: v >= 0, "an integer >= 0"),
     "parse_retries": (lambda v: v >= 0, "an integer >= 0"),
     "max_concurrent_requests": (lambda v: v >= 1, "an integer >= 1"),

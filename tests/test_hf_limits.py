@@ -116,3 +116,55 @@ print("thread alive at exit:", chat._thread.is_alive(), flush=True)
     assert "abandoned" in done.stdout and "terminate called" not in done.stderr
     written = [int(line.split(": ")[1]) for line in done.stdout.splitlines() if line.startswith("generated tokens")]
     assert all(n < 4000 for n in written), written  # it did not write the abandoned 4,000 tokens before exiting
+
+
+def classifier_runtime(chat, request_timeout_s: float, **llm):
+    from mentor.runtime import MentorRuntime
+
+    return MentorRuntime({"nodes": {"error_classifier": "llm"}, "timeout_s": 600,
+                          "llm": {"provider": "hf", "model": chat.model, "request_timeout_s": request_timeout_s,
+                                  **llm}}, chat_model=chat)
+
+
+def test_a_queue_longer_than_the_request_bound_gives_no_fallback(smollm2):
+    """Issue 54, item 1: eight groups queued behind one another (batches of one) outlast llm.request_timeout_s in all,
+    yet each answer comes from the model, since the bound counts from its own generation's start."""
+    import time
+
+    from mentor.types import FailedGroup
+
+    chat = BatchedChat(model=smollm2, max_batch=1)
+    group = FailedGroup.from_dict(ARITHMETIC)
+    classifier_runtime(chat, 600).run([group])  # warm: the model loaded, the grammar compiled
+    start = time.monotonic()
+    [one] = classifier_runtime(chat, 600).run([group])
+    bound = 3 * (time.monotonic() - start)  # one generation fits it three times over
+    start = time.monotonic()
+    results = classifier_runtime(chat, bound).run([FailedGroup.from_dict(ARITHMETIC) for _ in range(8)])
+    waited = time.monotonic() - start
+    assert one.fallbacks == [] and chat.batch_sizes[-8:] == [1] * 8
+    assert waited > bound, (waited, bound)  # the last groups waited longer than the bound
+    assert [r.fallbacks for r in results] == [[]] * 8, [r.fallbacks for r in results]
+
+
+def test_the_queue_wait_and_the_generation_each_have_their_bound(smollm2):
+    import asyncio
+    import time
+
+    from langchain_core.messages import HumanMessage
+
+    chat = BatchedChat(model=smollm2, max_batch=1)
+    chat._load()
+    story = [HumanMessage("Write a very long story about carrying digits.")]
+
+    async def both():
+        long = chat.ainvoke(story, max_tokens=4000, request_timeout_s=2.0)
+        queued = chat.ainvoke(story, max_tokens=4000, queue_timeout_s=0.5)
+        return await asyncio.gather(long, queued, return_exceptions=True)
+
+    start = time.monotonic()
+    long, queued = asyncio.run(both())
+    assert time.monotonic() - start < 60  # the 4,000-token generation was stopped at its bound
+    assert isinstance(long, TimeoutError) and "llm.request_timeout_s = 2.0 s of its generation's start" in str(long)
+    assert isinstance(queued, TimeoutError) and "still queued after llm.queue_timeout_s = 0.5 s" in str(queued)
+    assert chat.batch_sizes == [1]  # the request given up in the queue was never generated

@@ -88,7 +88,7 @@ def _rejects_response_format(e: Exception) -> bool:
 
 async def ask(node: str, task: str, variables: dict[str, Any], validate: Callable[[dict], dict], *,
               chat_model, prompts_dir: str, parse_retries: int, limit: asyncio.Semaphore | None,
-              timeout_s: float | None = None, schema: dict | None = None, max_tokens: int | None = None,
+              timeout_s: float | None = None, queue_timeout_s: float | None = None, schema: dict | None = None, max_tokens: int | None = None,
               structured: StructuredOutput | None = None, sent: list[str] | None = None,
               replies: list[str] | None = None) -> dict:
     """Ask the chat model for `node`'s output; re-ask up to `parse_retries` times on unusable output.
@@ -98,7 +98,8 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
     token budget, so that a constrained answer always closes its JSON.
     Each request, the client's own retries and waits inside it, is cut at `timeout_s` (TimeoutError, no re-ask):
     the client's timeout bounds each read only, so a server dripping bytes or a long `Retry-After` outlasts it.
-    Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted.
+    Cutting cancels the request, which closes its connection. Waiting for a `limit` slot is not counted, nor, for
+    the `hf` provider, which bounds its own requests, the wait in its batch queue (`queue_timeout_s`, None: none).
     The prompt as sent (its messages' text) is appended to `sent`, when given, before the first request, and each
     answer's raw text, before it is parsed, to `replies` (`kept_reply`), re-asks included."""
     schema = schema or {"type": "object", "properties": {}}
@@ -114,11 +115,13 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
         constrained = structured.enabled
         async with limit or nullcontext():
             try:
+                kwargs = _request_kwargs(chat_model, node, schema, max_tokens, constrained)
                 with capped(max_tokens):  # the answer's bytes, from its token budget (docs/configuration.md)
-                    answer = await asyncio.wait_for(chat_model.ainvoke(
-                        messages, **_request_kwargs(chat_model, node, schema, max_tokens, constrained)), timeout_s)
-            except asyncio.TimeoutError:
-                raise TimeoutError(f"no answer within llm.request_timeout_s = {timeout_s} s") from None
+                    if getattr(chat_model, "mentor_kwargs", False):  # BatchedChat times its queue and generation
+                        answer = await chat_model.ainvoke(messages, **kwargs, queue_timeout_s=queue_timeout_s,
+                                                          request_timeout_s=timeout_s)
+                    else:
+                        answer = await _within(chat_model.ainvoke(messages, **kwargs), timeout_s)
             except Exception as e:
                 if too_large(e):  # unusable output, as malformed JSON is: re-asked, then the fallback
                     tries, error = tries + 1, LLMOutputError(str(too_large(e)))
@@ -155,6 +158,13 @@ async def ask(node: str, task: str, variables: dict[str, Any], validate: Callabl
         except (KeyError, TypeError, ValueError) as e:
             error = e
     raise LLMOutputError(f"unusable output after {parse_retries + 1} tries: {error}")
+
+
+async def _within(request, timeout_s: float | None):
+    try:
+        return await asyncio.wait_for(request, timeout_s)
+    except TimeoutError:
+        raise TimeoutError(f"no answer within llm.request_timeout_s = {timeout_s} s") from None
 
 
 @lru_cache(maxsize=8)

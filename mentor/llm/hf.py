@@ -2,8 +2,9 @@
 
 Requests that arrive together (the concurrent groups' calls to one node) become one left-padded `generate`, and
 a request carrying `response_format` json_schema is decoded under that schema by xgrammar's logits processor, so
-a small model writes valid JSON. A request whose caller gave up (llm.request_timeout_s) stops its row at the next token. A prompt longer than the
-model's context is cut to fit (mentor/llm/hf_fit.py), the cut named in the answer's metadata and so in the
+a small model writes valid JSON. A request's wait in the queue and its generation have bounds of their own
+(llm.queue_timeout_s, llm.request_timeout_s), so a long queue costs no fallback; a request past its bound stops its
+row at the next token. A prompt longer than the model's context is cut to fit (mentor/llm/hf_fit.py), the cut named in the answer's metadata and so in the
 trace. Each `generate` runs in a thread of its own that exit stops (every row at its next token) and waits for, so
 a process never ends with torch still generating (which aborted it: "terminate called without an active exception").
 """
@@ -52,6 +53,7 @@ class _Request:
     max_tokens: int
     schema: dict | None
     future: asyncio.Future = field(default=None)
+    started: asyncio.Event = field(default_factory=asyncio.Event)  # set when its batch's generate begins
     cut: str | None = None  # what fitting the prompt to the context cut, if anything
 
 
@@ -193,13 +195,27 @@ class BatchedChat(BaseChatModel):
         return self._result(text, reason, request.cut)
 
     async def _agenerate(self, messages, stop=None, run_manager=None, max_tokens=None, response_format=None,
-                         **kwargs):
+                         queue_timeout_s=None, request_timeout_s=None, **kwargs):
+        """The answer, within `queue_timeout_s` in the queue and then `request_timeout_s` of generation (None: no
+        bound); past either the request is cancelled, its row stopped at the next token (TimeoutError)."""
         request = self._request(messages, max_tokens or self.max_tokens, response_format)
         request.future = asyncio.get_running_loop().create_future()
         self._pending.append(request)
         if self._worker is None or self._worker.done():
             self._worker = asyncio.ensure_future(self._drain())
-        text, reason = await request.future
+        try:
+            try:
+                await asyncio.wait_for(request.started.wait(), queue_timeout_s)
+            except TimeoutError:
+                raise TimeoutError(f"still queued after llm.queue_timeout_s = {queue_timeout_s} s") from None
+            try:
+                text, reason = await asyncio.wait_for(request.future, request_timeout_s)
+            except TimeoutError:
+                raise TimeoutError(f"no answer within llm.request_timeout_s = {request_timeout_s} s of its "
+                                   f"generation's start") from None
+        except BaseException:  # a bound passed, or the caller gave up (the group's timeout_s): never generated, or
+            request.future.cancel()  # its row stopped at the next token
+            raise
         return self._result(text, reason, request.cut)
 
     async def _drain(self):
@@ -214,6 +230,8 @@ class BatchedChat(BaseChatModel):
             batch = [r for r in batch if not r.future.cancelled()]
             if not batch:
                 continue
+            for r in batch:
+                r.started.set()
             try:
                 results = await self._in_thread(batch)
             except Exception as e:  # each caller falls back to rules with this error

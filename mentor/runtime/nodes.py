@@ -53,7 +53,8 @@ async def run_backend(node: str, state: MentorStateBase, runtime: Runtime[Mentor
         out = await ask(node, group.task, prompt_variables(state, group), validate,
                         chat_model=lent.chat_model or chat_model_from_config(llm),
                         prompts_dir=settings.prompts_dir, parse_retries=llm.parse_retries,
-                        limit=lent.llm_limit, timeout_s=llm.request_timeout_s, max_tokens=llm.max_tokens,
+                        limit=lent.llm_limit, timeout_s=llm.request_timeout_s,
+                        queue_timeout_s=llm.queue_timeout_s, max_tokens=llm.max_tokens,
                         schema=fit_schema(schema, llm.max_tokens) if llm.max_tokens else schema,
                         structured=lent.structured or StructuredOutput(llm.structured_output), sent=sent,
                         replies=replies)
