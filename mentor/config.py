@@ -353,6 +353,17 @@ RENAMED = {"MentorConfig": {"max_concurrency": "max_concurrent_groups"},
            "LLMConfig": {"timeout_s": "request_timeout_s", "max_concurrency": "max_concurrent_requests"}}
 
 
+def _guess(cls, key: str, known: set[str]) -> str | None:
+    """What an unknown key was meant to be. A top-level key that names an `llm:` field or a node is said to belong
+    there before any lookalike is offered: a top-level `max_tokens` is `llm.max_tokens`, not `max_rounds`."""
+    if cls is MentorConfig and key in {f.name for f in dataclasses.fields(LLMConfig)}:
+        return f"`{key}` belongs under `llm:` (llm.{key})."
+    if cls is MentorConfig and key in NODES:
+        return f"`{key}` is a node: set its backend under `nodes:` (nodes.{key})."
+    close = difflib.get_close_matches(key, known, n=1)
+    return f"`{key}`: did you mean `{close[0]}`?" if close else None
+
+
 def _build(cls, values: dict, where: str):
     prefix = "llm." if cls.__name__ == "LLMConfig" else ""
     for old, new in RENAMED.get(cls.__name__, {}).items():
@@ -361,8 +372,7 @@ def _build(cls, values: dict, where: str):
     known = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - known)
     if unknown:
-        guesses = [f"`{key}`: did you mean `{close[0]}`?" for key in unknown
-                   if (close := difflib.get_close_matches(str(key), known, n=1))]
+        guesses = [guess for key in unknown if (guess := _guess(cls, str(key), known))]
         raise InputError(f"{where}: unknown key(s) {unknown}; " + "".join(f"{guess} " for guess in guesses)
                          + ("The" if guesses else "the") + f" keys are {sorted(known)}")
     return cls(**values)

@@ -498,3 +498,22 @@ def test_a_misspelt_key_gets_its_closest_name():
         MentorConfig.load({"llm": {"modle": "gpt-4o"}})
     with pytest.raises(InputError, match=r"unknown key\(s\) \['zzz'\]; the keys are \["):  # nothing close: the list
         MentorConfig.load({"zzz": 1})
+
+
+@pytest.mark.parametrize("key", ["max_tokens", "request_timeout_s", "max_retries", "max_concurrent_requests", "model"])
+def test_an_llm_key_at_the_top_level_is_sent_under_llm_not_to_a_lookalike(key):
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError) as e:  # max_tokens looked like max_rounds: 256 re-attempt rounds a step
+        MentorConfig.load({key: 1})
+    assert f"`{key}` belongs under `llm:` (llm.{key})." in str(e.value) and "did you mean" not in str(e.value)
+
+
+def test_a_node_name_at_the_top_level_is_sent_under_nodes():
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    with pytest.raises(InputError, match=r"`hint_composer` is a node: set its backend under `nodes:` "
+                                         r"\(nodes.hint_composer\)\. The keys are"):
+        MentorConfig.load({"hint_composer": "llm"})
