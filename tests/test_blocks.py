@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from mentor.cli import main
-from mentor.lab import blocks
+from mentor.lab import block_folder, blocks
 from mentor.lab.blocks import decide, outcome, paired_bootstrap
 from mentor.traces import TraceStore
 
@@ -105,6 +105,8 @@ def test_blocks_need_the_composed_lab_and_at_most_two_workers(tmp_path, capsys):
     assert main(["demo", "--lab", "composed", "--blocks", "2", "--jobs", "3", "--out", str(tmp_path)]) == 2
     assert "--jobs" in capsys.readouterr().err
     assert main(["demo", "--lab", "composed", "--blocks", "0", "--out", str(tmp_path)]) == 2
+    assert main(["demo", "--allow-stale-blocks", "--out", str(tmp_path)]) == 2
+    assert "give --blocks too" in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
 
 
@@ -190,6 +192,7 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
                 for a in settings.arms]
         assert len({r["heldout_acc_before"] for r in runs}) == 1
     assert (tmp_path / "out" / "report.html").exists() and not (tmp_path / "out" / "results.json.partial").exists()
+    assert all(b["code"] == block_folder.code_version() for b in written["blocks"])  # the code that made each block
     # A rerun reuses the finished blocks instead of training them again, and, from a fresh clone (no pre-training
     # cache: another working directory), without pre-training their policy.
     path = tmp_path / "out" / "blocks" / "p0-g0.json"
@@ -278,6 +281,7 @@ def assert_interrupted_run_kept_its_finished_blocks(out_dir, printed: str, of: i
     summary = json.loads((out_dir / "results.json.partial").read_text())
     assert finished and [b["name"] for b in summary["blocks"]] == finished and not summary["complete"]
     assert len(finished) < of and not (out_dir / "results.json").exists()
+    assert not (out_dir / block_folder.LOCK_NAME).exists()  # the lock went with the run
 
 
 @pytest.mark.slow
@@ -316,3 +320,125 @@ def test_sigterm_to_the_parent_alone_stops_its_workers_and_keeps_the_finished_bl
     assert len(workers) == 2 and not left_running, left_running
     assert "mentor: interrupted" in err and "Traceback" not in err, err[-2000:]
     assert_interrupted_run_kept_its_finished_blocks(tmp_path / "out", out, of=3)
+
+
+# Issue 42's committed run: 12 blocks made before block files recorded their code, and its documented command.
+SDPO42 = ["demo", "--lab", "composed", "--blocks", "12", "--arms", "static_hints,mentor,sdpo,sdpo_library,sdpo_mentor",
+          "--jobs", "2"]
+
+
+def committed_blocks(out, code=None):
+    """A copy of issue 42's committed block files in `out/blocks` (each stamped with `code` when given); reusing them
+    all trains nothing."""
+    from pathlib import Path
+
+    (out / "blocks").mkdir(parents=True)
+    for path in sorted((Path(__file__).parent.parent / "experiments" / "sdpo42" / "blocks").glob("*.json")):
+        block = json.loads(path.read_text())
+        if code is not None:
+            block["code"] = code
+        (out / "blocks" / path.name).write_text(json.dumps(block))
+    return {p.name: p.read_bytes() for p in (out / "blocks").glob("*.json")}
+
+
+def test_blocks_with_no_recorded_code_are_refused_unless_allowed_and_then_reused_with_a_warning(tmp_path, capsys):
+    out = tmp_path / "sdpo42"
+    before = committed_blocks(out)
+    assert main([*SDPO42, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "p0-g0, p0-g1, p1-g0" in err and "p5-g1" in err and "no recorded code version" in err, err
+    assert "--allow-stale-blocks" in err and not (out / "results.json").exists()
+    # The documented command with the flag: every block reused as it is, with a warning listing them.
+    assert main([*SDPO42, "--allow-stale-blocks", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "warning: reusing 12 block(s) made by other code" in captured.err and "p5-g1" in captured.err
+    assert captured.out.count(": reused") == 12
+    written = json.loads((out / "results.json").read_text())
+    assert len(written["blocks"]) == 12 and written["code"] == block_folder.code_version()
+    assert {p.name: p.read_bytes() for p in (out / "blocks").glob("*.json")} == before
+    assert not (out / block_folder.LOCK_NAME).exists()
+
+
+def test_a_block_made_by_other_code_is_refused_naming_the_part_and_one_made_by_this_code_reused(tmp_path, capsys):
+    out = tmp_path / "out"
+    committed_blocks(out, block_folder.code_version())
+    assert main([*SDPO42, "--out", str(out)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    block = json.loads((out / "blocks" / "p3-g1.json").read_text())
+    block["code"]["lab"] = "0" * 16
+    (out / "blocks" / "p3-g1.json").write_text(json.dumps(block))
+    assert main([*SDPO42, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "1 block file(s)" in err and "p3-g1 (changed: lab)" in err and "p3-g0" not in err, err
+
+
+def test_the_code_version_covers_the_sources_that_make_a_block_wherever_they_are_installed(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from mentor.shipped import shipped_folder
+
+    # The wheel's layout (graphs and prompts inside the package) hashes as the checkout's does.
+    package = tmp_path / "mentor"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(Path(blocks.__file__).parent.parent, package, ignore=skip)
+    for name in ("graphs", "prompts"):
+        shutil.copytree(shipped_folder(name), package / name, ignore=skip)
+    version = block_folder.code_version(package)
+    assert version == block_folder.code_version() and set(version) == {"lab", "hook", "core", "graphs", "prompts"}
+
+    def changed(path: str) -> list[str]:  # the parts an edit of `path` changes
+        nonlocal version
+        (package / path).write_text((package / path).read_text() + "\n# an edit\n")
+        before, version = version, block_folder.code_version(package)
+        return sorted(part for part in version if version[part] != before[part])
+
+    assert changed("lab/data.py") == ["lab"] and changed("lab/policy/meta.json") == ["lab"]
+    assert changed("trl/hook.py") == ["hook"] and changed("tasks/composed.py") == ["core"]
+    assert changed("graphs/mentor/nodes.py") == ["graphs"] and changed("prompts/hint_composer.md") == ["prompts"]
+    assert changed("cli/__init__.py") == [] and changed("traces/viewer/page.py") == []  # they show results only
+
+
+def test_a_rerun_with_other_settings_refuses_to_overwrite_the_folders_blocks(tmp_path, capsys):
+    out = tmp_path / "out"
+    before = committed_blocks(out)
+    assert main(["demo", "--lab", "composed", "--blocks", "1", "--grpo-seeds", "1", "--arms", "grpo", "--steps", "1",
+                 "--eval-every", "1", "--heldout-problems", "20", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "12 block file(s) in" in err and "other settings" in err and "another --out" in err, err
+    assert {p.name: p.read_bytes() for p in (out / "blocks").glob("*.json")} == before
+
+
+def test_a_second_run_on_one_folder_is_refused_while_the_first_holds_its_lock(tmp_path, capsys, monkeypatch):
+    import fcntl
+
+    from mentor.lab import report
+
+    out = tmp_path / "out"
+    committed_blocks(out)
+    with open(out / ".lock", "a") as held:  # another run's lock
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert main([*SDPO42, "--allow-stale-blocks", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"another run is writing to {out}" in err and "wait for it" in err, err
+    assert not (out / "results.json").exists()
+    # Ctrl-C releases the lock (and removes its file): the next run is not refused.
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report, "write_report", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        blocks.run_blocks(out, blocks_settings(), 12, allow_stale=True)
+    assert not (out / ".lock").exists()
+    monkeypatch.undo()
+    assert main([*SDPO42, "--allow-stale-blocks", "--out", str(out)]) == 0
+
+
+def blocks_settings():
+    """The settings of SDPO42's command."""
+    from mentor.lab.blocks import BLOCK_DEFAULTS
+    from mentor.lab.demo_settings import DemoSettings
+
+    return replace(DemoSettings.for_lab("composed"), arms=["static_hints", "mentor", "sdpo", "sdpo_library",
+                                                           "sdpo_mentor"], **BLOCK_DEFAULTS)

@@ -13,8 +13,10 @@ round 4", whose pre-registration fixes the rules this module applies).
   cluster bootstrap of round 4 (`paired_bootstrap`, `decide`) as secondary; `harm`: the policies where a hinted arm
   ends below grpo.
 - Blocks run in worker processes (one torch thread each); each finished block is written atomically to
-  `<out>/blocks/p<p>-g<g>.json` and reused by a rerun with the same settings, so Ctrl-C (or SIGTERM) keeps them; a
-  seed whose blocks are all there is not pre-trained again, so a fresh clone resumes from the committed files alone.
+  `<out>/blocks/p<p>-g<g>.json` with the code it was made with (`block_folder.code_version`) and reused by a rerun
+  with the same settings, so Ctrl-C (or SIGTERM) keeps them; a seed whose blocks are all there is not pre-trained
+  again, so a fresh clone resumes from the committed files alone. A run holds the folder's lock, and refuses a folder
+  with blocks of other settings, or made by other code unless `allow_stale` (`block_folder.check_folder`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap
+from mentor.lab.block_folder import check_folder, code_version, folder_lock
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.lab.demo_settings import LIBRARY_ARMS
 from mentor.lab.policy_stats import holm, sign_flip_p, t_test
@@ -173,8 +176,10 @@ def prepare_policy(seed: int, settings, collapse_min: float | None = None) -> di
     return info
 
 
-def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settings, out_dir: Path) -> dict[str, Any]:
-    """Every arm of one block, one after the other in this process; written to `<out>/blocks/p<p>-g<g>.json`."""
+def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settings, out_dir: Path,
+              code: dict[str, str]) -> dict[str, Any]:
+    """Every arm of one block, one after the other in this process; written to `<out>/blocks/p<p>-g<g>.json` with
+    `code`, the version of the code that made it."""
     import torch
 
     from mentor.lab.demo import run_arm
@@ -190,7 +195,7 @@ def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settin
         runs[arm] = result
     block = {"name": name, "pretrain_seed": pretrain_seed, "grpo_seed": grpo_seed, "policy": policy["policy"],
              "library_step": (policy.get("library") or {}).get("step"), "collapsed_share": policy["collapsed_share"],
-             "settings_key": settings_key(settings),
+             "settings_key": settings_key(settings), "code": code,
              "outcome": {arm: outcome(r["curve"]) for arm, r in runs.items()}, "runs": runs,
              "wall_s": time.perf_counter() - t0}
     write_atomically(out_dir / "blocks" / f"{name}.json", [json.dumps(block, indent=1)])
@@ -228,16 +233,16 @@ def candidate_seeds(asked: list[int] | None):
 
 
 def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jobs: int = 2,
-               pretrain_seeds: list[int] | None = None) -> dict[str, Any]:
+               pretrain_seeds: list[int] | None = None, allow_stale: bool = False) -> dict[str, Any]:
     """Runs `n_blocks` blocks (rounded up to whole pre-training seeds of `grpo_seeds` blocks; finished ones are
     reused) on at most `jobs` worker processes, a block before a new seed's pre-training whenever one is ready; writes
     results.json (the demo's keys, plus `blocks`, `blocks_dropped`, `paired` and `harm`) and report.html. The
     pre-training seeds are `pretrain_seeds` (exactly the number of seeds the blocks need) or 0, 1, 2, ...; a seed the
     collapse rule drops is replaced by the next unused one, until max(DROP_CAP_MIN, seeds needed) are dropped: then
     the run stops (InputError) with the dropped seeds in `results.json.partial`. On Ctrl-C or SIGTERM the finished
-    blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`."""
-    import multiprocessing
-
+    blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`. The run holds `<out>`'s lock
+    and first checks its block files (`check_folder`: other settings refused; other code refused unless
+    `allow_stale`)."""
     if n_blocks < 1 or grpo_seeds < 1 or jobs < 1:
         raise ValueError(f"blocks, grpo_seeds and jobs must be at least 1, got {n_blocks}, {grpo_seeds}, {jobs}")
     needed = math.ceil(n_blocks / grpo_seeds)  # pre-training seeds kept by the collapse rule
@@ -247,6 +252,17 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
                          f"{grpo_seeds} GRPO seed(s) each, got {pretrain_seeds}")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):
+        code = code_version()
+        check_folder(out_dir, settings_key(settings), code, allow_stale)
+        return _run_blocks(out_dir, settings, needed, grpo_seeds, jobs, pretrain_seeds, code)
+
+
+def _run_blocks(out_dir: Path, settings, needed: int, grpo_seeds: int, jobs: int, pretrain_seeds: list[int] | None,
+                code: dict[str, str]) -> dict[str, Any]:
+    """`run_blocks` in its locked, checked folder, for `needed` kept pre-training seeds."""
+    import multiprocessing
+
     t0 = time.perf_counter()
     drop_cap = max(DROP_CAP_MIN, needed)
     policies: dict[int, dict[str, Any]] = {}  # every seed tried, by seed
@@ -266,7 +282,7 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
 
     def keep_partial() -> None:  # the summary so far, for an interrupted or stopped run
         write_atomically(partial_path(out_dir / "results.json"),
-                         [json.dumps(summary(settings, policies, blocks, t0, False), indent=2)])
+                         [json.dumps(summary(settings, policies, blocks, t0, False, code), indent=2)])
 
     def reuse(seed: int) -> None:
         for g, (name, block) in enumerate(files.pop(seed).items()):
@@ -283,7 +299,7 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
                 while len(running) < jobs and (ready or (seeds_in_play() < needed and len(dropped()) < drop_cap)):
                     if ready:
                         p, g = ready.pop(0)
-                        running[pool.submit(run_block, p, g, policies[p], settings, out_dir)] = ("block", (p, g))
+                        running[pool.submit(run_block, p, g, policies[p], settings, out_dir, code)] = ("block", (p, g))
                         continue
                     seed = next(candidates)
                     files[seed] = {f"p{seed}-g{g}": finished_block(out_dir, f"p{seed}-g{g}", settings)
@@ -331,7 +347,7 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
                          "(`blocks_dropped`)")
     from mentor.lab.report import write_report
 
-    results = summary(settings, policies, blocks, t0, True)
+    results = summary(settings, policies, blocks, t0, True, code)
     write_atomically(out_dir / "results.json", [json.dumps(results, indent=2)])
     partial_path(out_dir / "results.json").unlink(missing_ok=True)
     write_report(results, out_dir)
@@ -341,9 +357,9 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
 
 
 def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dict[str, Any]], t0: float,
-            complete: bool) -> dict[str, Any]:
-    """results.json: the demo's keys (`arms` over every block's runs), plus the blocks, the dropped seeds, the
-    paired comparisons and the harm counts."""
+            complete: bool, code: dict[str, str]) -> dict[str, Any]:
+    """results.json: the demo's keys (`arms` over every block's runs), plus the blocks (each with the `code` that
+    made it), the dropped seeds, the paired comparisons, the harm counts and the `code` of this run."""
     from mentor.lab.demo import summarise_arms
 
     done = sorted(blocks.values(), key=lambda b: (b["pretrain_seed"], b["grpo_seed"]))
@@ -360,7 +376,7 @@ def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dic
                              "(8 attempts at T=1 on 300 training problems) have no correct attempt",
             "outcome": f"mean held-out accuracy over the last {LAST_EVALS} evaluations",
             "paired": paired(done, settings.arms), "harm": harm(done, settings.arms), "complete": complete,
-            "wall_s": time.perf_counter() - t0}
+            "code": code, "wall_s": time.perf_counter() - t0}
 
 
 def table(results: dict[str, Any]) -> str:

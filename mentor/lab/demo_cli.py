@@ -22,8 +22,9 @@ def cmd_demo(args) -> int:
     if args.arms:
         overrides["arms"] = args.arms.split(",")
     if args.blocks is None:
-        if args.pretrain_seeds or args.grpo_seeds is not None:
-            raise InputError("--pretrain-seeds and --grpo-seeds choose the blocks of --blocks N; give --blocks too")
+        if args.pretrain_seeds or args.grpo_seeds is not None or args.allow_stale_blocks:
+            raise InputError("--pretrain-seeds, --grpo-seeds and --allow-stale-blocks choose the blocks of --blocks N; "
+                             "give --blocks too")
         run_demo(args.out, replace(settings, **overrides))  # replace() re-checks the settings
         return 0
     from mentor.lab.blocks import BLOCK_DEFAULTS, run_blocks
@@ -45,7 +46,8 @@ def cmd_demo(args) -> int:
     if not 1 <= jobs <= 2:
         raise InputError(f"--jobs: a blocked run uses 1 or 2 worker processes, got {jobs}")
     overrides = {"arms": list(COMPOSED_ARMS), **BLOCK_DEFAULTS, **overrides}
-    run_blocks(args.out, replace(settings, **overrides), args.blocks, grpo_seeds, jobs, pretrain_seeds)
+    run_blocks(args.out, replace(settings, **overrides), args.blocks, grpo_seeds, jobs, pretrain_seeds,
+               args.allow_stale_blocks)
     return 0
 
 
@@ -103,4 +105,8 @@ def add_demo_command(sub) -> None:
                       help="with --blocks: the pre-training seeds (policies), as ranges and lists such as 100-123 or "
                            "0,3,5 (default: 0, 1, 2, ...); one the collapse rule drops is replaced by the next unused "
                            "seed")
+    demo.add_argument("--allow-stale-blocks", dest="allow_stale_blocks", action="store_true",
+                      help="with --blocks: reuse finished blocks made by other code (another version of the lab, "
+                           "hook, graphs or prompts, or one that recorded none), with a warning listing them; "
+                           "without it such blocks stop the run (docs/lab.md, 'The machinery, round 5')")
     demo.set_defaults(func=cmd_demo)
