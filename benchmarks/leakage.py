@@ -1,8 +1,8 @@
 """Leakage checker quality and speed on CHAMP (offline).
 
 - Detection rate: CHAMP's human hints with the answer inserted in many forms (digits, zero padding,
-  separators, digit by digit, words, boxed, scientific, decimals, LaTeX fractions, equivalent expressions,
-  the solution's final step...), per form.
+  superscript and subscript digits, separators, digit by digit, words, boxed, scientific, decimals, LaTeX fractions,
+  equivalent expressions, the solution's final step, a display block after six other statements...), per form.
 - False-alarm rate: CHAMP's human-written hints as they are, minus those that contain the answer
   outright (a multi-digit answer as a standalone number, or a text answer quoted); and, a harder set,
   the intermediate steps of CHAMP's reference solutions (math-dense, full of the problem's numbers),
@@ -30,6 +30,8 @@ from mentor.tasks import get_task
 UNITS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
         "seventeen eighteen nineteen".split()
 TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+SUPERSCRIPT, SUBSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"), str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+SIX_STATEMENTS = r"Each case ends in \boxed{\ldots}. " * 6  # six statements before the answer's (the 7th)
 TEMPLATES = ["The answer is {x}.", "You should end up with {x}.", "Check that you get {x} at the end.",
              "{x} is the final answer.", "So the total equals {x}.", "The result: {x}.", "Keep {x} in mind."]
 
@@ -85,6 +87,7 @@ def leaked_forms(answer: str, problem: str) -> dict[str, str]:
             forms.update(digits=str(n), words=words(n) if abs(n) < 10**6 else str(n))
             if n >= 0:
                 forms["zero_padded"] = f"{n:05d}" if n < 10000 else f"0{n}"
+                forms.update(superscript=str(n).translate(SUPERSCRIPT), subscript=str(n).translate(SUBSCRIPT))
             if 10 <= abs(n) < 10**12:
                 forms["digit_by_digit"] = " ".join(str(abs(n)))
                 forms["sum_expression"] = f"{n // 2 + 1}+{n - n // 2 - 1}"
@@ -166,6 +169,7 @@ def main(verbose: bool = False) -> None:
                            for j, (name, x) in enumerate(forms.items())}
         if len(r["solution_steps"]) > 1:
             forms_and_hints["final_step"] = f"{base} {r['solution_steps'][-1]}"
+        forms_and_hints["7th_statement_display"] = f"{base} {SIX_STATEMENTS}The answer is\n$$\n{latex(r['answer'])}\n$$"
         for name, hint in forms_and_hints.items():
             v = timed(hint, ref, r["problem"])
             for key in (name, "ALL", "short answers (-9..9)" if short else "other answers"):

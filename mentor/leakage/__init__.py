@@ -7,7 +7,8 @@
 docs/leakage.md is the one description of the detectors (their names are `DETECTORS` in `checker.py`, and
 tests/test_leakage.py checks that the two lists agree), the short-answer rule, what is not a leak and the bounds.
 The modules: `checker` (check_leak), `literals` and `number_words` (numbers in a hint), `symbolic`
-(equivalent expressions), `context` (answer contexts), `overlap` (copied solution steps). The math they share
+(equivalent expressions), `context` (answer contexts), `overlap` (copied solution steps), `statements` (the
+answers a hint states, each shown to the task's detector), `fold` (the text every detector reads). The math they share
 with the math task is in `mentor.mathtext`.
 """
 

@@ -12,6 +12,7 @@ from mentor.leakage.fold import fold_for_detectors
 from mentor.leakage.literals import Hit, expressions, literals
 from mentor.leakage.number_words import UNIT_WORDS, word_numbers
 from mentor.leakage.overlap import DEFAULT_MIN_RUN, solution_overlap
+from mentor.leakage.statements import stated_answers
 from mentor.leakage.symbolic import problem_states_answer, symbolic_leak
 from mentor.mathtext.answer import STOP_WORDS, YES_NO, Answer, analyse_answer, stems
 from mentor.mathtext.ascii import compact, to_ascii_math
@@ -116,7 +117,8 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
             (other forms of the answer), optional `solution` (worked solution, steps on separate lines),
             optional `operands` (numbers of the problem whose combinations are not leaks).
         task: the task adapter (`mentor.tasks.get_task(name)`), whose `leak_check` runs after the generic
-            detectors; None: the generic detectors alone.
+            detectors, on the hint and then on each answer it states (see `_task_verdict`); None: the generic
+            detectors alone.
         problem: the problem text (default: `reference["problem"]`, else None). When given, expressions
             copied from it are restatements, not leaks; pass the failed group's prompt.
         min_run: words in a verbatim run that counts as copied from the solution (default 12).
@@ -156,7 +158,7 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
             found["solution_overlap"] = (f"the hint copies {frac:.0%} of the reference solution verbatim"
                                          + (", including its final step" if final else ""))
     verdict = LeakVerdict(bool(found), list(found), "; ".join(f"{k}: {v}" for k, v in found.items()))
-    task_verdict = _task_verdict(hint, reference, task)
+    task_verdict = _task_verdict(hint, reference, task, each_statement=not verdict.leaked)
     if task_verdict is not None and task_verdict.leaked:
         for d in task_verdict.detectors or ["task"]:
             if d not in verdict.detectors:
@@ -166,11 +168,20 @@ def check_leak(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None 
     return verdict
 
 
-def _task_verdict(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None) -> LeakVerdict | None:
+def _task_verdict(hint: str, reference: dict[str, Any], task: TaskLeakCheck | None,
+                  each_statement: bool) -> LeakVerdict | None:
+    r"""The task's verdict on the hint and, when that passes and `each_statement`, on each answer the hint states
+    (`stated_answers`), boxed alone: a task detector that reads only the first statements, or one line of each,
+    still sees them all. The statements' total length is at most the hint's, so the cost stays bounded."""
     if task is None:
         return None
     try:
-        return task.leak_check(hint, reference)
+        verdict = task.leak_check(hint, reference)
+        for stated in stated_answers(hint) if each_statement and not verdict.leaked else ():
+            verdict = task.leak_check(f"\\boxed{{{stated}}}", reference)
+            if verdict.leaked:
+                break
+        return verdict
     except Exception as exc:  # a broken detector must not let a hint through
         name = getattr(task, "name", type(task).__name__)
         return LeakVerdict(True, ["task_error"], f"task '{name}' leak_check raised {type(exc).__name__}: {exc}")

@@ -9,18 +9,29 @@ from mentor.mathtext.ascii import to_ascii_math
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 
 
+def box_spans(text: str) -> list[tuple[int, int, int]]:
+    r"""(start, content start, content end) of each `\boxed{` / `\fbox{` in `text`, in order; the content ends at the
+    matching `}`, or at the end of `text` for an unclosed box. One pass over the braces (a stack): linear."""
+    opens = {m.end() - 1: m.start() for m in _BOXED.finditer(text)}  # the box's `{` -> where `\boxed` starts
+    if not opens:
+        return []
+    closing, stack = {}, []
+    for m in re.finditer(r"[{}]", text):
+        if m.group() == "{":
+            stack.append(m.start())
+        elif stack:
+            closing[stack.pop()] = m.start()
+    return [(start, brace + 1, closing.get(brace, len(text))) for brace, start in opens.items()]
+
+
 def normalise_hint(hint: str) -> str:
     r"""The hint with LaTeX/unicode math made ASCII (see `to_ascii_math`); `\boxed{` kept as `[[` ... `]]`."""
     out, i = [], 0
-    for m in _BOXED.finditer(hint):  # mark boxed spans so answer contexts survive normalisation
-        if m.start() < i:
-            continue
-        depth, j = 1, m.end()
-        while j < len(hint) and depth:
-            depth += {"{": 1, "}": -1}.get(hint[j], 0)
-            j += 1
-        out += [hint[i:m.start()], " [[", hint[m.end():j - 1], "]] "]
-        i = j
+    for start, content, end in box_spans(hint):  # mark boxed spans so answer contexts survive normalisation
+        if start < i:
+            continue  # a box inside one already marked
+        out += [hint[i:start], " [[", hint[content:end], "]] "]
+        i = end + 1
     out.append(hint[i:])
     return to_ascii_math("".join(out))
 

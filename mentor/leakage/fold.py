@@ -14,6 +14,8 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ", "0123
 _SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉₊₋₍₎", "0123456789+-()")
 _SUPERSCRIPT_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁽⁾ⁿ]+")
 _SUBSCRIPT_RUN = re.compile("[₀₁₂₃₄₅₆₇₈₉₊₋₍₎]+")
+_DIGITS_ONLY = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[₀₁₂₃₄₅₆₇₈₉]+")
+_BASE_CLOSERS = ")]}|!'′″"  # besides letters and digits, what a power or an index can follow: `(a+b)²`, `f′²`
 _FRACTION_SLASH = str.maketrans({"\u2044": "/", "\u2215": "/"})  # FRACTION SLASH, DIVISION SLASH
 _DROPPED = ("Cf", "Mn", "Me")  # format characters (zero-width, soft hyphen, BOM, tags), combining marks left over
 
@@ -30,6 +32,15 @@ _VULGAR = re.compile(r"(\d?)([%s])" % "".join(
     and unicodedata.normalize("NFKC", c).split("\u2044")[1]))
 
 
+def _script(m: re.Match, mark: str, table: dict) -> str:
+    """A superscript or subscript run as `^n` / `_n` after a base (`x²`, `x₁`, `(a+b)²`); digits alone with no base
+    before them are the number they show (`is ⁴²` is `is 42`, `₁₂ apples`), as the policy reads them."""
+    before = m.string[m.start() - 1:m.start()]
+    if not (before.isalnum() or before and before in _BASE_CLOSERS) and _DIGITS_ONLY.fullmatch(m.group()):
+        return m.group().translate(table)
+    return mark + m.group().translate(table)
+
+
 def visible_text(text: str) -> str:
     r"""`text` without its format characters (Unicode category Cf: zero-width spaces and joiners, word joiners,
     soft hyphens, byte-order marks), which show nothing yet split a number for a detector.
@@ -41,16 +52,16 @@ def visible_text(text: str) -> str:
 
 
 def fold_for_detectors(text: str) -> str:
-    r"""`text` as the detectors read it: superscripts and subscripts as `^n` and `_n`, fraction characters as
-    `(n/d)`, NFKC (full-width and mathematical digits as ASCII), the fraction and division slashes as `/`, and
-    format characters and stray combining marks dropped. Idempotent.
+    r"""`text` as the detectors read it: superscripts and subscripts as `^n` and `_n` (digits with no base before them
+    as plain digits), fraction characters as `(n/d)`, NFKC (full-width and mathematical digits as ASCII), the fraction
+    and division slashes as `/`, and format characters and stray combining marks dropped. Idempotent.
 
     >>> fold_for_detectors("½")
     '(1/2)'
     """
     text = visible_text(text)
-    text = _SUPERSCRIPT_RUN.sub(lambda m: "^" + m.group().translate(_SUPERSCRIPT), text)
-    text = _SUBSCRIPT_RUN.sub(lambda m: "_" + m.group().translate(_SUBSCRIPT), text)
+    text = _SUPERSCRIPT_RUN.sub(lambda m: _script(m, "^", _SUPERSCRIPT), text)
+    text = _SUBSCRIPT_RUN.sub(lambda m: _script(m, "_", _SUBSCRIPT), text)
     text = _VULGAR.sub(_vulgar_fraction, text)
     text = unicodedata.normalize("NFKC", text).translate(_FRACTION_SLASH)
     return "".join(c for c in text if unicodedata.category(c) not in _DROPPED)
