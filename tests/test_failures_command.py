@@ -61,6 +61,31 @@ def test_bad_options_are_refused_naming_the_option_and_nothing_is_written(argv, 
     assert out.read_text() == "kept\n"
 
 
+def test_problems_keeps_the_listed_humaneval_problems_in_their_order_and_refuses_what_it_cannot_use(tmp_path, capsys):
+    listed = tmp_path / "problems.txt"
+    listed.write_text("# round 6's problems\nHumanEval/2\n\nHumanEval/0  # a comment\n")
+    out = tmp_path / "f.jsonl"
+    common = ["failures", "--source", "policy", "--policy", "lab", "--samples", "2", "--max-new-tokens", "6", "-o",
+              str(out)]
+    assert main([*common, "--family", "humaneval", "--n", "3", "--all", "--problems", str(listed)]) == 0
+    assert [g.problem_id for g in read_failures(out)[0]] == ["HumanEval/0", "HumanEval/2"]
+    assert " of 2 groups collapsed" in capsys.readouterr().out  # the listed problems only were sampled
+    (tmp_path / "empty.txt").write_text("# nothing\n")
+    (tmp_path / "far.txt").write_text("HumanEval/2\nHumanEval/9\n")
+    for args, message in [
+        (["--family", "sum", "--problems", str(listed)], f"--problems {listed}: chooses HumanEval problems; it needs "
+                                                         "--family humaneval"),
+        (["--family", "humaneval", "--n", "3", "--problems", str(tmp_path / "far.txt")],
+         "--problems: ['HumanEval/9'] not among HumanEval's first 3 problems"),
+        (["--family", "humaneval", "--problems", str(tmp_path / "empty.txt")], "lists no problem id"),
+        (["--family", "humaneval", "--problems", str(tmp_path / "none.txt")], "cannot be read"),
+    ]:
+        out.write_text("kept\n")
+        assert main([*common, *args]) == 2
+        assert message in capsys.readouterr().err
+        assert out.read_text() == "kept\n"
+
+
 def test_an_output_folder_and_an_unknown_source_are_refused(tmp_path, capsys):
     assert main(["failures", "--source", "lab", "--n", "1", "-o", str(tmp_path)]) == 2
     assert f"-o {tmp_path} is a folder; give a file path" in capsys.readouterr().err

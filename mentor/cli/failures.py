@@ -28,7 +28,7 @@ MAX_NEW_TOKENS = {"arithmetic": 48, HUMANEVAL: 384}
 OPTIONS = {
     "lab": {"policy": None, "n": 500, "seed": 0, "all": False, "threads": 1},
     "policy": {"policy": POLICY_DEFAULT, "family": "sum", "n": 16, "seed": 0, "samples": 8, "temperature": 1.0,
-               "max_new_tokens": None, "all": False, "threads": 1, "engine": "hf"},
+               "max_new_tokens": None, "all": False, "threads": 1, "engine": "hf", "problems": None},
     "champ": {"champ": None, "limit": None},
 }
 AT_LEAST_1 = ("n", "samples", "max_new_tokens", "limit", "threads")
@@ -78,11 +78,13 @@ def policy_rows(o: dict) -> tuple[list[dict], str]:
     from mentor.policy import torch_threads
 
     code = o["family"] == HUMANEVAL
+    if o["problems"] and not code:
+        raise InputError(f"--problems {o['problems']}: chooses HumanEval problems; it needs --family {HUMANEVAL}")
     tokens = o["max_new_tokens"] or MAX_NEW_TOKENS[HUMANEVAL if code else "arithmetic"]
     with torch_threads(o["threads"]):
         if code:
             rows, counts = humaneval_failure_rows(o["policy"], o["n"], o["samples"], o["temperature"], tokens,
-                                                  o["seed"], o["all"], o["engine"])
+                                                  o["seed"], o["all"], o["engine"], problem_ids(o["problems"]))
         else:
             rows, counts = policy_failure_rows(o["policy"], make_rows(o["family"], o["n"], o["seed"]),
                                                o["samples"], o["temperature"], tokens, o["seed"], o["all"], o["engine"])
@@ -94,6 +96,22 @@ def policy_rows(o: dict) -> tuple[list[dict], str]:
     left_out = ", ".join(f"{t} {counts[f'leaked_{t}']}" for t in TIERS)
     return rows, (f"{o['family']}: {counts['collapsed']} of {counts['problems']} groups collapsed; wrote "
                   f"{counts['kept']} groups to {{out}}; tiers left out as leaks: {left_out}")
+
+
+def problem_ids(path: str | None) -> list[str] | None:
+    """The problem ids a `--problems` file lists, one a line (blank lines and `#` comments skipped); None: all."""
+    if path is None:
+        return None
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"--problems {path}: cannot be read ({e}); give a text file of problem ids, one a line"
+                         ) from None
+    ids = [line.split("#", 1)[0].strip() for line in lines]
+    ids = [i for i in ids if i]
+    if not ids:
+        raise InputError(f"--problems {path}: lists no problem id; write one a line, e.g. HumanEval/10")
+    return ids
 
 
 def champ_rows(o: dict) -> tuple[list[dict], str]:
@@ -144,6 +162,8 @@ def add_failures_command(sub) -> None:
     p.add_argument("--threads", type=int, help="lab, policy: torch threads (default 1)")
     p.add_argument("--engine", choices=ENGINES, help="policy: what samples the policy, as `mentor eval "
                                                             "--engine` (default hf)")
+    p.add_argument("--problems", help="policy, humaneval: only the problems this file lists (one id a line, e.g. "
+                                      "HumanEval/10; `#` comments), of the first --n, in HumanEval's order")
     p.add_argument("--champ", help="champ: CHAMP's v0.json (default: the copy champ-dataset ships)")
     p.add_argument("--limit", type=int, help="champ: keep the first N groups (file order: CHAMP's problem order)")
     p.set_defaults(func=cmd_failures)

@@ -18,6 +18,7 @@ from collections import Counter
 from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
 from mentor.tasks import get_task
+from mentor.types import InputError
 
 TIERS = ("knowledge", "plan", "partial")
 
@@ -95,9 +96,10 @@ def policy_failure_rows(policy_name: str, rows: list[dict], samples: int = 8, te
 
 
 def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, temperature: float = 1.0,
-                           max_new_tokens: int = 384, seed: int = 0, keep_all: bool = False, engine: str = "hf"
-                           ) -> tuple[list[dict], Counter]:
-    """The failure rows of HumanEval's first `n` problems (file order) under the policy, each asked as
+                           max_new_tokens: int = 384, seed: int = 0, keep_all: bool = False, engine: str = "hf",
+                           problem_ids: list[str] | None = None) -> tuple[list[dict], Counter]:
+    """The failure rows of HumanEval's first `n` problems (file order), or of those among them that `problem_ids`
+    names (InputError for an id not among them), under the policy, each asked as
     `mentor.data.humaneval.chat_prompt` through its chat template; every response scored in the sandbox by
     `code_reward`. The reference holds the problem's test, entry point, code prompt, canonical solution and task id
     (the code task's fields), and `feedback`: feedback_hint of the first attempt (a static library of execution
@@ -105,7 +107,14 @@ def humaneval_failure_rows(policy_name: str, n: int = 164, samples: int = 8, tem
     from mentor.data.humaneval import chat_prompt, load_humaneval
     from mentor.rewards import code_reward
 
-    groups = [(p["task_id"], chat_prompt(p["prompt"]), dict(p)) for p in load_humaneval(n)]
+    problems = load_humaneval(n)
+    if problem_ids is not None:
+        unknown = sorted(set(problem_ids) - {p["task_id"] for p in problems})
+        if unknown:
+            raise InputError(f"--problems: {unknown[:5]} not among HumanEval's first {n} problems (ids such as "
+                             f"{problems[0]['task_id']!r})")
+        problems = [p for p in problems if p["task_id"] in set(problem_ids)]
+    groups = [(p["task_id"], chat_prompt(p["prompt"]), dict(p)) for p in problems]
     texts = sampled_groups(policy_name, "code", groups, samples, temperature, max_new_tokens, seed, engine)
     flat = [(t, ref) for group, (_, _, ref) in zip(texts, groups) for t in group]
     scores = code_reward([t for t, _ in flat], [r["test"] for _, r in flat], [r["entry_point"] for _, r in flat],
