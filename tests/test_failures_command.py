@@ -70,6 +70,9 @@ def test_problems_keeps_the_listed_humaneval_problems_in_their_order_and_refuses
     assert main([*common, "--family", "humaneval", "--n", "3", "--all", "--problems", str(listed)]) == 0
     assert [g.problem_id for g in read_failures(out)[0]] == ["HumanEval/0", "HumanEval/2"]
     assert " of 2 groups collapsed" in capsys.readouterr().out  # the listed problems only were sampled
+    assert main([*common[:-1], str(listed), "--family", "humaneval", "--problems", str(listed)]) == 2
+    assert f"-o {listed} is the input file" in capsys.readouterr().err
+    assert listed.read_text().startswith("# round 6's problems")  # -o naming the --problems file: refused, kept
     (tmp_path / "empty.txt").write_text("# nothing\n")
     (tmp_path / "far.txt").write_text("HumanEval/2\nHumanEval/9\n")
     for args, message in [

@@ -133,7 +133,8 @@ def cmd_failures(args) -> int:
 
     options = source_options(args)
     out = Path(args.output)
-    check_output(out)  # before any problem is sampled or read
+    check_output(out, inputs=[Path(options[name]) for name in ("champ", "problems") if options.get(name)])  # before
+    # any problem is sampled or read; never over a file this run reads
     rows, done = SOURCES[args.source](options)
     write_atomically(out, (json.dumps(r) + "\n" for r in rows))
     print(done.format(out=out))
