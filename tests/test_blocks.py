@@ -224,8 +224,8 @@ def test_a_run_whose_every_seed_is_dropped_stops_at_the_cap_and_records_them(tmp
 def test_the_modules_examples_hold():
     import doctest
 
-    from mentor.evaluation import lookahead
-    from mentor.lab import demo_cli, policy_stats
+    from mentor.evaluation import lookahead, policy_stats
+    from mentor.lab import demo_cli
 
     for module in (blocks, lookahead, demo_cli, policy_stats):
         assert doctest.testmod(module).failed == 0

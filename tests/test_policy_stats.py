@@ -1,4 +1,4 @@
-"""The blocked run's primary analysis over policies (mentor.lab.policy_stats, mentor.lab.blocks.paired): t-intervals,
+"""The blocked run's primary analysis over policies (mentor.evaluation.policy_stats, mentor.lab.blocks.paired): t-intervals,
 exact sign-flip p-values and Holm's correction against hand-computed values (scipy is not a dependency), the decision
 rule on the t-interval, and the harm counts."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from mentor.lab import blocks
 from mentor.lab.blocks import decide_t, harm, paired
-from mentor.lab.policy_stats import holm, sign_flip_p, t_quantile, t_sf2, t_test
+from mentor.evaluation.policy_stats import holm, sign_flip_p, t_quantile, t_sf2, t_test
 
 
 def test_t_quantiles_match_the_printed_table():

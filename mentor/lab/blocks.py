@@ -9,7 +9,7 @@ round 4", whose pre-registration fixes the rules this module applies).
   the next candidate, until `drop_cap` seeds are dropped: then the run stops with an InputError.
 - The outcome of a run is its mean held-out accuracy over the last `LAST_EVALS` evaluations.
 - The analysis, over policies (`compare`): per policy the mean paired difference of its blocks; a paired t-interval,
-  an exact sign-flip p and Holm's correction across `PRIMARY` (mentor.lab.policy_stats), decided by `decide_t`; the
+  an exact sign-flip p and Holm's correction across `PRIMARY` (mentor.evaluation.policy_stats), decided by `decide_t`; the
   cluster bootstrap of round 4 (`paired_bootstrap`, `decide`) as secondary; `harm`: the policies where a hinted arm
   ends below grpo.
 - Blocks run in worker processes (one torch thread each); each finished block is written atomically to
@@ -36,7 +36,7 @@ from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap
 from mentor.lab.block_folder import check_folder, code_version, folder_lock
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.lab.demo_settings import LIBRARY_ARMS
-from mentor.lab.policy_stats import holm, sign_flip_p, t_test
+from mentor.evaluation.policy_stats import holm, sign_flip_p, t_test
 from mentor.output import partial_path, write_atomically
 from mentor.types import InputError
 
