@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from mentor.evaluation.policy_stats import holm, sign_flip_p, t_quantile, t_sf2, t_test
 from mentor.lab import blocks
 from mentor.lab.blocks import decide_t, harm, paired
-from mentor.evaluation.policy_stats import holm, sign_flip_p, t_quantile, t_sf2, t_test
 
 
 def test_t_quantiles_match_the_printed_table():

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap
+from mentor.evaluation.policy_stats import holm, sign_flip_p, t_test
 from mentor.lab.block_folder import check_folder, code_version, folder_lock
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.lab.demo_settings import LIBRARY_ARMS
-from mentor.evaluation.policy_stats import holm, sign_flip_p, t_test
 from mentor.output import partial_path, write_atomically
 from mentor.types import InputError
 
