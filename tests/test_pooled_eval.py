@@ -60,3 +60,32 @@ def test_the_command_prints_and_writes_the_pooled_figures(tmp_path, capsys):
     assert "oracle          3/6" in printed
     written = json.loads((tmp_path / "pooled.json").read_text())
     assert written["comparisons"]["mentor - none"]["mean"] == pytest.approx(3 / 6)
+
+
+def test_holm_decides_by_the_sign_flip_over_problems_adjusted_over_the_comparisons_given(tmp_path, capsys):
+    """Six problems gained and one tied: a sign-flip p of 2·2/2^7 (exact at 7 clusters). Alone that is a win; beside a
+    second comparison of p 1 Holm doubles it past 0.05, so the bootstrap's win becomes unresolved."""
+    ids = [f"p{i}" for i in range(7)]
+    seed_a = report(ids, none=[False] * 7, mentor=[True] * 6 + [False], same=[False] * 7)
+    alone = pool([seed_a], [("mentor", "none")], holm_test=True)["comparisons"]["mentor - none"]
+    assert (alone["sign_flip_p"], alone["holm_p"]) == (pytest.approx(4 / 128), pytest.approx(4 / 128))
+    assert (alone["decision"], alone["bootstrap_decision"]) == ("win", "win")
+    both = pool([seed_a], [("mentor", "none"), ("same", "none")], holm_test=True)["comparisons"]
+    assert both["mentor - none"]["holm_p"] == pytest.approx(8 / 128) and both["same - none"]["holm_p"] == 1.0
+    assert (both["mentor - none"]["decision"], both["mentor - none"]["bootstrap_decision"]) == ("unresolved", "win")
+    assert both["mentor - none"]["n_needed"] > 7
+    reverse = pool([seed_a], [("none", "mentor")], holm_test=True)["comparisons"]["none - mentor"]
+    assert reverse["decision"] == "loss"
+    # A problem gained under one seed and lost under another is one cluster summing to 0: it no longer counts.
+    seed_b = report(["p0"], none=[True], mentor=[False], same=[True])
+    pooled = pool([seed_a, seed_b], [("mentor", "none")], holm_test=True)["comparisons"]["mentor - none"]
+    assert pooled["sign_flip_p"] == pytest.approx(2 * 4 / 128)  # 5 problems at +1 of 7: 2·2²/2^7
+
+    f = tmp_path / "eval.json"
+    f.write_text(json.dumps(seed_a))
+    assert main([str(f), "--compare", "mentor-none", "--compare", "same-none", "--holm",
+                 "-o", str(tmp_path / "pooled.json")]) == 0
+    assert "sign-flip p 0.0312, Holm 0.0625; bootstrap win" in capsys.readouterr().out
+    written = json.loads((tmp_path / "pooled.json").read_text())
+    assert written["holm"] is True and written["comparisons"]["mentor - none"]["decision"] == "unresolved"
+    assert "holm_p" not in pool([seed_a], [("mentor", "none")])["comparisons"]["mentor - none"]

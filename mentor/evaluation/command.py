@@ -32,6 +32,9 @@ def cmd_eval(args) -> int:
     for flag, path, inputs in (("-o", out, [failures]), ("--html", html, [failures, out])):
         if path:
             check_output(path, flag, inputs)
+    if partial_path(out).resolve() == failures.resolve():  # each finished row would overwrite it, the end delete it
+        raise InputError(f"-o {out}: its finished rows go to {partial_path(out)}, which is the failures file being "
+                         "read; give another output path")
     check_counts(args)
     if args.lookahead < 0 or (args.lookahead_lr is not None and not args.lookahead_lr > 0):
         raise InputError(f"--lookahead {args.lookahead} / --lookahead-lr {args.lookahead_lr}: K must be at least 0 "

@@ -111,7 +111,13 @@ def decide(stats: dict[str, Any], margin: float = MARGIN) -> dict[str, Any]:
         return {"decision": "win"}
     if hi < 0:
         return {"decision": "loss"}
+    return undecided(stats, margin)
+
+
+def undecided(stats: dict[str, Any], margin: float = MARGIN) -> dict[str, Any]:
+    """Where no win or loss is declared: `matches` (90% CI inside ±margin), else `unresolved` with the n needed for a
+    95% CI of ±margin, n × (half-width / margin)²."""
     if -margin <= stats["ci90"][0] and stats["ci90"][1] <= margin:
         return {"decision": "matches"}
-    half = (hi - lo) / 2
+    half = (stats["ci"][1] - stats["ci"][0]) / 2
     return {"decision": "unresolved", "n_needed": math.ceil(stats["n"] * (half / margin) ** 2)}

@@ -5,27 +5,39 @@ rescues a group if any row does. Per comparison
 `a - b`: the mean over pooled groups of the paired difference of the two rows' rescued indicators, with a cluster
 bootstrap over problems (a problem that collapsed under several seeds is one cluster) and round 4's decision
 (mentor.evaluation.intervals: `paired_bootstrap`, `decide`). docs/evaluation.md's Qwen pre-registration fixes these.
+
+`--holm` (round 6's rule): each comparison also gets a two-sided sign-flip p over its problems' summed differences
+(100,000 random sign patterns, seed 0), Holm-adjusted over the comparisons given. The decision is then a win or a
+loss where the Holm p is under 0.05, else the bootstrap's `matches` or `unresolved`; the bootstrap's own decision is
+kept beside as `bootstrap_decision`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap, wilson
+from mentor.evaluation.intervals import MARGIN, decide, paired_bootstrap, undecided, wilson
+from mentor.evaluation.policy_stats import holm, sign_flip_p
 from mentor.output import write_atomically
 from mentor.types import InputError
 
+ALPHA = 0.05  # --holm: the family-wise level over the comparisons given
+SIGN_FLIPS = 100_000
+
 
 def read_report(path: str | Path) -> dict[str, Any]:
-    """A `mentor eval` report with the per-group fields the pooling needs, or an InputError naming the file."""
+    """A `mentor eval` report with the per-group fields the pooling needs, or an InputError naming the file and the
+    field: each problem id a string, each row an object with a `rescue_rate` share and a true/false rescued flag per
+    group."""
     try:
         report = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: not a readable `mentor eval` report ({e})") from None
     if not isinstance(report, dict) or not isinstance(report.get("configs"), dict):
         raise InputError(f"{path}: not a `mentor eval` report (no `configs` object)")
@@ -33,11 +45,46 @@ def read_report(path: str | Path) -> dict[str, Any]:
     if not isinstance(ids, list):
         raise InputError(f"{path}: no `problem_ids`: written by a mentor older than the pooled analysis; rerun "
                          "`mentor eval` to get the per-group fields")
+    bad = next((i for i, pid in enumerate(ids) if not isinstance(pid, str)), None)
+    if bad is not None:
+        raise InputError(f"{path}: problem_ids[{bad}] is {ids[bad]!r}; each must be a problem id (a string)")
     for name, row in report["configs"].items():
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: row {name!r} is not an object (got {type(row).__name__})")
         flags = row.get("group_rescued")
         if not isinstance(flags, list) or len(flags) != len(ids):
             raise InputError(f"{path}: row {name!r} has no `group_rescued` list of {len(ids)} groups")
+        bad = next((i for i, flag in enumerate(flags) if not isinstance(flag, bool)), None)
+        if bad is not None:
+            raise InputError(f"{path}: row {name!r}: group_rescued[{bad}] is {flags[bad]!r}; each must be true or "
+                             "false (the group rescued or not)")
+        rate = row.get("rescue_rate")
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise InputError(f"{path}: row {name!r}: rescue_rate is {rate!r}; it must be a share in [0, 1]")
     return report
+
+
+def read_reports(paths: list[str]) -> list[dict[str, Any]]:
+    """Each report of `paths` (`read_report`), or an InputError naming both files where one is given twice: the
+    same file, or the same seed, policy, problems and rescue flags (a copy), which would count each group twice."""
+    reports: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        report = read_report(path)
+        for prev, seen in reports.items():
+            if os.path.samefile(prev, path):
+                raise InputError(f"{path} is given twice (the same file as {prev}); give each seed's report once")
+            if fingerprint(seen) == fingerprint(report):
+                raise InputError(f"{path} is the same report as {prev} (seed {report.get('seed')}, policy "
+                                 f"{report.get('policy')}, the same {len(report['problem_ids'])} problems and rescue "
+                                 "flags): pooled twice, each group would count twice; give each seed's report once")
+        reports[path] = report
+    return list(reports.values())
+
+
+def fingerprint(report: dict[str, Any]) -> tuple:
+    """What tells one seed's report from another's: its seed, policy, problems and every row's rescue flags."""
+    rows = tuple(sorted((name, tuple(row["group_rescued"])) for name, row in report["configs"].items()))
+    return report.get("seed"), report.get("policy"), tuple(report["problem_ids"]), rows
 
 
 def parse_comparison(text: str) -> tuple[str, str]:
@@ -56,8 +103,9 @@ def rescued(flags: list[bool]) -> dict[str, Any]:
 
 
 def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], margin: float = MARGIN,
-         resamples: int = 10_000, seed: int = 0) -> dict[str, Any]:
-    """The pooled rows and the decided comparisons (see the module doc) of `reports` (each as `read_report`)."""
+         resamples: int = 10_000, seed: int = 0, holm_test: bool = False) -> dict[str, Any]:
+    """The pooled rows and the decided comparisons (see the module doc) of `reports` (each as `read_report`);
+    `holm_test` decides them by the sign-flip test and Holm (`--holm`)."""
     if not reports:
         raise InputError("pooled: give at least one `mentor eval` report")
     names = [n for n in reports[0]["configs"] if all(n in r["configs"] for r in reports)]
@@ -86,7 +134,17 @@ def pool(reports: list[dict[str, Any]], comparisons: list[tuple[str, str]], marg
         decided[f"{a} - {b}"] = {**stats, **decide(stats, margin), "per_report": per_report,
                                  "gained": sum(d > 0 for ds in clusters.values() for d in ds),
                                  "lost": sum(d < 0 for ds in clusters.values() for d in ds)}
-    return {"reports": len(reports), "margin": margin, "rows": rows, "oracle": oracle, "comparisons": decided}
+        if holm_test:  # whole problems flip sign: the clusters the bootstrap resamples
+            decided[f"{a} - {b}"]["sign_flip_p"] = sign_flip_p([sum(ds) for ds in clusters.values()],
+                                                               resamples=SIGN_FLIPS, seed=seed)
+    if holm_test:
+        adjusted = holm({name: c["sign_flip_p"] for name, c in decided.items()})
+        for name, c in decided.items():
+            c["holm_p"], c["bootstrap_decision"] = adjusted[name], c.pop("decision")
+            c.pop("n_needed", None)
+            c.update({"decision": "win" if c["mean"] > 0 else "loss"} if c["holm_p"] < ALPHA else undecided(c, margin))
+    return {"reports": len(reports), "margin": margin, "holm": holm_test, "rows": rows, "oracle": oracle,
+            "comparisons": decided}
 
 
 def table(pooled: dict[str, Any]) -> str:
@@ -101,6 +159,8 @@ def table(pooled: dict[str, Any]) -> str:
                  f"[{oracle['rescue_ci'][0]:.3f}, {oracle['rescue_ci'][1]:.3f}]  (any row)")
     for name, c in pooled["comparisons"].items():
         extra = f" (n needed {c['n_needed']})" if c["decision"] == "unresolved" else ""
+        if "holm_p" in c:
+            extra += f"  sign-flip p {c['sign_flip_p']:.4f}, Holm {c['holm_p']:.4f}; bootstrap {c['bootstrap_decision']}"
         lines.append(f"  {name:<22} {c['mean']:+.3f} 95% [{c['ci'][0]:+.3f}, {c['ci'][1]:+.3f}] 90% "
                      f"[{c['ci90'][0]:+.3f}, {c['ci90'][1]:+.3f}]  n {c['n']}, {c['clusters']} problems, "
                      f"+{c['gained']}/-{c['lost']}  {c['decision']}{extra}")
@@ -113,11 +173,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--compare", action="append", required=True, metavar="A-B",
                    help="a paired comparison of two rows, e.g. mentor-none; repeat for more")
     p.add_argument("--margin", type=float, default=MARGIN, help=f"equivalence margin (default {MARGIN})")
+    p.add_argument("--holm", action="store_true",
+                   help="decide by a sign-flip test over problems, Holm-adjusted over the comparisons (round 6)")
     p.add_argument("-o", "--out", help="write the pooled figures as JSON here")
     args = p.parse_args(argv)
+    from mentor.command_files import check_output
+
     try:
-        pooled = pool([read_report(f) for f in args.reports], [parse_comparison(c) for c in args.compare],
-                      margin=args.margin)
+        if args.out:  # refused before anything is read: an input report is a seed's whole sampling
+            check_output(Path(args.out), "-o", [Path(f) for f in args.reports])
+        pooled = pool(read_reports(args.reports), [parse_comparison(c) for c in args.compare], margin=args.margin,
+                      holm_test=args.holm)
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

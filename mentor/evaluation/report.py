@@ -19,10 +19,15 @@ from mentor.types import FailedGroup, InputError, Intervention
 def with_columns(group: FailedGroup, columns: dict[str, str]) -> FailedGroup:
     """The group with each reference field the config maps (`columns: {hint: hint2}`) read from its column, as the
     in-step hook reads dataset columns: one failures file can hold several hint libraries."""
+    from mentor.runtime.state import LIBRARY_FIELD
+
     if not columns:
         return group
-    reference = {**group.reference, **{ours: group.reference[theirs] for ours, theirs in columns.items()
-                                        if theirs in group.reference}}
+    # A run stores the task's fields under the mentor's names (a missing mapped column falls back to them), but a
+    # library's column under its own: one the failure lacks leaves `hint` out, so the row withholds and
+    # `withheld_for_missing` warns, rather than giving another library's `hint`.
+    reference = {k: v for k, v in group.reference.items() if k != LIBRARY_FIELD or LIBRARY_FIELD not in columns}
+    reference.update({ours: group.reference[theirs] for ours, theirs in columns.items() if theirs in group.reference})
     return FailedGroup(group.problem_id, group.task, group.prompt, reference, group.attempts, group.previous_hints)
 
 
@@ -79,7 +84,7 @@ def missing_column_warnings(name: str, row: dict[str, Any]) -> list[str]:
 
 def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
     """A MentorRuntime per row name: every config and graph loads before any sampling, so a bad one costs nothing.
-    `hint_choice: learning` is refused (docs/evaluation.md says why)."""
+    `hint_choice: learning` and `hint_source: none` are refused (docs/evaluation.md says why)."""
     from mentor.runtime import MentorRuntime
 
     runtimes = {}
@@ -88,6 +93,11 @@ def load_configs(configs: dict[str, str | None]) -> dict[str, Any]:
             runtimes[name] = MentorRuntime(path)
         except InputError as e:
             raise InputError(f"--config {name}={path}: {e}") from None
+        if runtimes[name].config.hint_source == "none":
+            raise InputError(f"--config {name}={path}: hint_source: none is training's retry control, which `mentor "
+                             f"eval` does not run: the row would get the mentor's hints. eval's re-draw row is the "
+                             f"row `none` (every report has it, sampled unhinted); leave this --config out, or set "
+                             f"hint_source: graph")
         if runtimes[name].config.hint_choice == "learning":
             raise InputError(f"--config {name}={path}: hint_choice: learning is training's choice among hints by "
                              f"predicted learning, which `mentor eval` does not make; set hint_choice: graph, and "
