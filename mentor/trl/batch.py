@@ -14,6 +14,7 @@ import torch
 
 from mentor.config import MentorConfig
 from mentor.placement import Placement
+from mentor.types import InputError
 
 # `hint_source: none`'s "hint": what the trace shows for a group re-drawn unhinted; the policy never sees it.
 REDRAW_MARKER = "(re-draw, no hint)"
@@ -91,6 +92,11 @@ class BatchRules:
         if not self.config.success_reward:
             return self.total(rewards_per_func)
         columns = [i for i, name in enumerate(self.reward_names) if name in self.config.success_reward]
+        unselected = [name for name in self.config.success_reward if name not in self.reward_names]
+        if unselected:  # a missing column would read as a failed row, and every group would collapse
+            raise InputError(f"success_reward: {unselected} selects no reward column of this batch (its reward "
+                             f"functions: {self.reward_names}); name the function(s) that say whether an attempt "
+                             f"succeeded, or leave success_reward empty for the weighted total")
         return weighted(rewards_per_func[:, columns], self.reward_weights[columns])
 
     def succeeded(self, rewards_per_func: torch.Tensor) -> torch.Tensor:

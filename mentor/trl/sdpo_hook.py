@@ -91,7 +91,8 @@ class SDPOHook:
         self.adapter = adapter = SDPOAdapter(trainer)
         # No re-attempt under SDPO: the placement only makes hints safe, the rules find collapse and sum rewards.
         self.placement = Placement(config.hint_placement, task, None, None, adapter.special_tokens)
-        self.rules = BatchRules(config, self.placement, adapter.num_generations, adapter.reward_weights)
+        self.rules = BatchRules(config, self.placement, adapter.num_generations, adapter.reward_weights,
+                                adapter.reward_names)  # the names `success_reward` selects its columns by
         self.node_errors = NodeErrorLog()
         self.scored: Scored | None = None
         adapter.install(self.calculate_rewards, self.build)
