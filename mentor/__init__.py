@@ -1,4 +1,4 @@
-"""MENTOR: rescues GRPO training from zero-reward collapse with a live LangGraph mentor."""
+"""MENTOR: a live LangGraph mentor for GRPO groups that collapse to zero reward: it diagnoses, hints, re-attempts."""
 
 from mentor.shipped import map_checkout as _map_checkout
 from mentor.types import Attempt, Diagnosis, FailedGroup, InputError, Intervention, LeakVerdict
