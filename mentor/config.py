@@ -102,7 +102,8 @@ class MentorConfig:
     collapse_threshold: float = field(default=0.0, metadata={
         "help": "A group whose rewards are all at or below this is collapsed."})
     success_reward: list[str] = field(default_factory=list, metadata={
-        "help": "The reward function(s), by name (TRL's `reward_func_names`), that say whether an attempt "
+        "help": "The reward function(s), by name (TRL's `reward_func_names`) or as the functions themselves, that "
+                "say whether an attempt "
                 "succeeded: their weighted sum above `collapse_threshold`. A group is collapsed when no attempt "
                 "succeeded by them, whatever the other rewards (a format reward) give; a re-attempt recovers the "
                 "same way. One name or a list. Default: every reward function (the weighted total)."})
@@ -163,8 +164,10 @@ class MentorConfig:
 
     def __post_init__(self):
         self.llm = llm_config(self.llm)
-        if isinstance(self.success_reward, str):  # `success_reward: accuracy_reward`, the common case
+        if isinstance(self.success_reward, str) or callable(self.success_reward):  # one name, the common case
             self.success_reward = [self.success_reward]
+        if isinstance(self.success_reward, (list, tuple)):  # a function stands for its name, as TRL names it
+            self.success_reward = [getattr(f, "__name__", f) if callable(f) else f for f in self.success_reward]
         check_fields(self, "")
         if not all(isinstance(name, str) and name for name in self.success_reward):
             raise InputError(f"success_reward: {self.success_reward!r} must be a reward function's name or a list "
@@ -217,7 +220,12 @@ class MentorConfig:
         if not isinstance(source, dict):
             raise InputError(f"{where} must be a mapping of keys to values (e.g. `strategy: replace_group`), "
                              f"got {type(source).__name__}: {str(source)[:80]!r}")
-        return _build(cls, source, "mentor config")
+        if where == "a mentor config":
+            return _build(cls, source, "mentor config")
+        try:  # a bad key or value names the file it came from
+            return _build(cls, source, where)
+        except InputError as e:
+            raise InputError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

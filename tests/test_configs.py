@@ -435,6 +435,24 @@ def test_a_config_file_that_is_not_a_yaml_mapping_is_refused_naming_the_file(tmp
         MentorConfig.load(path)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("timeout_s: -1\n", r"timeout_s: -1 is out of range"),
+    ("strategy: replace_all\n", r"strategy"),
+    ("max_tokens: 96\n", r"unknown key\(s\) \['max_tokens'\]; `max_tokens` belongs under `llm:`"),
+    ("llm: {request_timeout_s: 0}\n", r"llm.request_timeout_s"),
+])
+def test_a_bad_key_or_value_in_a_config_file_names_the_file(tmp_path, text, message):
+    """The file a bad value came from is in the error, once: a user with several configs knows which to fix."""
+    from mentor.config import MentorConfig
+    from mentor.types import InputError
+
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=f"^mentor config file '{re.escape(str(path))}': .*{message}") as refused:
+        MentorConfig.load(path)
+    assert str(refused.value).count(str(path)) == 1
+
+
 def test_a_config_path_that_is_a_folder_or_missing_is_refused(tmp_path):
     from mentor.config import MentorConfig
     from mentor.types import InputError

@@ -24,8 +24,9 @@ def solution_dataset():
                                                               "solution": row["answer"]})
 
 
-@pytest.mark.parametrize("config, collapsed", [({}, 0.0), ({"success_reward": "accuracy_reward"}, 1.0)],
-                         ids=["weighted_total", "success_reward"])
+@pytest.mark.parametrize("config, collapsed", [({}, 0.0), ({"success_reward": "accuracy_reward"}, 1.0),
+                                               ({"success_reward": accuracy_reward}, 1.0)],
+                         ids=["weighted_total", "success_reward", "success_reward_function"])
 def test_well_formatted_wrong_answers_are_collapsed_only_under_success_reward(tmp_path, capsys, config, collapsed):
     trainer = make_trainer(tmp_path, [accuracy_reward, format_reward], dataset=solution_dataset())
     Mentor.from_config(config).attach(trainer)
@@ -44,8 +45,12 @@ def test_well_formatted_wrong_answers_are_collapsed_only_under_success_reward(tm
 def test_a_success_reward_that_names_no_reward_function_is_refused_at_attach(tmp_path):
     trainer = make_trainer(tmp_path, [accuracy_reward, format_reward], dataset=solution_dataset())
     with pytest.raises(InputError, match=r"success_reward: \['acuracy_reward'\] is not among this trainer's reward "
-                                         r"functions \['accuracy_reward', 'format_reward'\]"):
+                                         r"functions \['accuracy_reward', 'format_reward'\]; did you mean "
+                                         r"accuracy_reward\?") as refused:
         Mentor.from_config({"success_reward": ["acuracy_reward"]}).attach(trainer)
+    with pytest.raises(InputError) as unlike:  # nothing close: no reward is offered, the format reward least of all
+        Mentor.from_config({"success_reward": "correctness"}).attach(trainer)
+    assert "did you mean" not in str(unlike.value) and "e.g." not in str(unlike.value) + str(refused.value)
 
 
 class RedrawReward(RecordingReward):

@@ -141,12 +141,12 @@ def test_a_reliance_pass_that_fails_is_counted_and_training_goes_on(tmp_path, mo
     assert [log["mentor/collapse_rate_after"] for log in logs] == [0.0, 0.0]  # the hints still trained
 
 
-def event_scalars(folder: Path) -> dict[str, list[float]]:
-    """Every scalar of the TensorBoard event files under `folder`, by tag, read back from the file's records (each:
-    an 8-byte length, its 4-byte CRC, the Event proto, its 4-byte CRC)."""
+def event_scalars(folder: Path) -> dict[str, list[tuple[int, float]]]:
+    """Every scalar of the TensorBoard event files under `folder` as (step, value), by tag, read back from the file's
+    records (each: an 8-byte length, its 4-byte CRC, the Event proto, its 4-byte CRC)."""
     from tensorboardX.proto.event_pb2 import Event
 
-    scalars: dict[str, list[float]] = {}
+    scalars: dict[str, list[tuple[int, float]]] = {}
     for path in folder.rglob("events.out.tfevents.*"):
         data, at = path.read_bytes(), 0
         while at < len(data):
@@ -154,14 +154,18 @@ def event_scalars(folder: Path) -> dict[str, list[float]]:
             event = Event.FromString(data[at + 12:at + 12 + length])
             at += 12 + length + 4
             for value in event.summary.value:
-                scalars.setdefault(value.tag, []).append(value.simple_value)
+                scalars.setdefault(value.tag, []).append((event.step, value.simple_value))
     return scalars
 
 
 def test_report_to_tensorboard_writes_the_mentor_metrics(tmp_path):
+    """Tagged `train/mentor/...` (transformers' callback prefixes `train/`), at the step after the update: 1 for the
+    first step, whose records the trace store keeps as step 0 (docs/configuration.md, Metrics)."""
     trainer = make_trainer(tmp_path, RecordingReward(), report_to="tensorboard")
     Mentor.from_config({}).attach(trainer)
     trainer.train()
     scalars = event_scalars(tmp_path)
-    assert scalars["train/mentor/interventions"] == [2.0] and scalars["train/mentor/collapse_rate_before"] == [1.0]
-    assert scalars["train/mentor/recovered"] == [1.0] and "train/reward" in scalars  # beside TRL's own
+    assert scalars["train/mentor/interventions"] == [(1, 2.0)]
+    assert scalars["train/mentor/collapse_rate_before"] == [(1, 1.0)]
+    assert scalars["train/mentor/recovered"] == [(1, 1.0)] and "train/reward" in scalars  # beside TRL's own
+    assert [s["step"] for s in TraceStore(tmp_path, readonly=True).steps()] == [0]

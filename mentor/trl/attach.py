@@ -115,9 +115,11 @@ def check_success_reward(config: MentorConfig, names: list[str]) -> None:
     """Refuses (InputError) a `success_reward` that names no reward function of the trainer, naming those it has."""
     unknown = [name for name in config.success_reward if name not in names]
     if unknown:
-        raise InputError(f"success_reward: {unknown} is not among this trainer's reward functions {names}; set it "
-                         f"to the name(s) of those that say whether an attempt succeeded (e.g. success_reward: "
-                         f"{names[0] if names else 'accuracy_reward'})")
+        close = [match for name in unknown for match in difflib.get_close_matches(name, names, n=1)]
+        guess = f"did you mean {', '.join(close)}? " if close else ""
+        raise InputError(f"success_reward: {unknown} is not among this trainer's reward functions {names}; {guess}"
+                         "set it to the name(s) of those that say whether an attempt succeeded (a correctness "
+                         "reward, not a format reward)")
 
 
 def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallback:
