@@ -33,6 +33,12 @@ FORMAT_HINT_TRUNCATED = "Finish with one final answer written as \\boxed{...}, a
 
 def hint_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int, tier3_fraction: float) -> list[str]:
     """Candidate hints, most helpful first; `MathTask.compose` keeps the first that does not leak."""
+    return [draft for _, draft in tiered_drafts(reference, diagnosis, tier, tier3_fraction)]
+
+
+def tiered_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int,
+                  tier3_fraction: float) -> list[tuple[int, str]]:
+    """`hint_drafts` with the tier each draft is: at most `tier`, lower ones after (the last is tier 1)."""
     steps = split_steps(reference.get("solution") or "")
     lead = ""
     if diagnosis.error_class in _FORMAT_CLASSES:
@@ -43,13 +49,13 @@ def hint_drafts(reference: dict[str, Any], diagnosis: Diagnosis, tier: int, tier
     if tier >= 3 and steps:
         for k in range(tier3_steps(steps, diagnosis, tier3_fraction), 0, -1):
             shown = " ".join(f"({i + 1}) {s}" for i, s in enumerate(steps[:k]))
-            out.append(f"{lead}A correct solution starts like this: {shown} Continue from there.")
+            out.append((3, f"{lead}A correct solution starts like this: {shown} Continue from there."))
     if tier >= 2 and steps:
         first = re.split(r"(?<=[.;])\s", steps[0])[0]
-        out.append(f"{intro}Start like this: {first}")
+        out.append((2, f"{intro}Start like this: {first}"))
         masked = re.sub(r"\d+(?:\.\d+)?", "…", first)
-        out.append(f"{intro}Start like this: {masked}")
-    out.append(f"{lead}{concept}" if concept else format_hint(diagnosis))  # nothing specific: the format alone
+        out.append((2, f"{intro}Start like this: {masked}"))
+    out.append((1, f"{lead}{concept}" if concept else format_hint(diagnosis)))  # nothing specific: the format alone
     return out
 
 

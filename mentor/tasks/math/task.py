@@ -10,7 +10,14 @@ from mentor.mathtext.steps import split_steps
 from mentor.tasks.base import Task
 from mentor.tasks.math.extract import stated_answers
 from mentor.tasks.math.feedback import verifier_feedback
-from mentor.tasks.math.hints import FORMAT_HINT, FORMAT_HINT_TRUNCATED, concept_hint, format_hint, hint_drafts
+from mentor.tasks.math.hints import (
+    FORMAT_HINT,
+    FORMAT_HINT_TRUNCATED,
+    concept_hint,
+    format_hint,
+    hint_drafts,
+    tiered_drafts,
+)
 from mentor.tasks.math.score import score_answer
 from mentor.tasks.math.taxonomy import TAXONOMY
 from mentor.types import Attempt, Diagnosis, FailedGroup, LeakVerdict
@@ -89,6 +96,15 @@ class MathTask(Task):
             parts.append(f"{diverge[first]} of {n} attempts never reach the result of reference step {first} "
                          f"of {len(steps)}")
         return "; ".join(parts) + ".", first
+
+    def choose_tier(self, group: FailedGroup, diagnosis: Diagnosis) -> int:
+        """The escalated tier (`Task.choose_tier`), lowered to the highest whose text this reference can give
+        without a leak, so that the recorded tier is the hint's: with no worked `solution`, every hint is tier 1."""
+        wanted = super().choose_tier(group, diagnosis)
+        for tier, draft in tiered_drafts(group.reference, diagnosis, wanted, self.tier3_fraction):
+            if not check_leak(draft, group.reference, self, problem=group.prompt).leaked:
+                return tier
+        return 1
 
     def compose(self, group: FailedGroup, diagnosis: Diagnosis, tier: int, feedback: str | None) -> str:
         """A hint at `tier` from the reference solution, never containing the answer: each draft is checked
