@@ -5,6 +5,7 @@
 # no comparison before the last seed's eval; this script prints only the group counts and the fallbacks.
 # Usage: experiments/round6/run.sh SEED ...   (3, 4, 5, ... in order; it starts no seed's failures once the earlier
 # seeds hold 250 collapsed groups, the plan's stopping rule; `run.sh count` gives the figure)
+#        experiments/round6/run.sh failures SEED ...   (only the failures stage; `run.sh SEED` then runs the eval)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export VLLM_CPU_KVCACHE_SPACE=2
@@ -14,6 +15,8 @@ sha256sum --quiet -c $E/frozen.sha256  # the graph, prompts, configs and problem
 if [ "${1:-}" = count ]; then  # the collapsed groups so far, per seed: the stopping rule's figure
   for f in $E/failures_*.jsonl; do echo "$f $(wc -l < "$f")"; done; cat $E/failures_*.jsonl | wc -l; exit 0
 fi
+stage=all
+if [ "${1:-}" = failures ]; then stage=failures; shift; fi  # only the failures stage: the evals follow later
 server=
 stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
 trap stop_server EXIT
@@ -26,7 +29,7 @@ for s in "$@"; do
     .venv-vllm/bin/mentor failures --source policy --family humaneval --n 164 --problems $E/problems.txt \
         --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl 2>>$E/log_$s.txt | tee -a $E/log_$s.txt
   fi
-  if [ ! -f $E/eval_$s.json ]; then
+  if [ $stage = all ] && [ ! -f $E/eval_$s.json ]; then
     echo "== seed $s: eval, $(stamp)" | tee -a $E/log_$s.txt
     make -s serve-qwen-1.5b QWEN_BIG_PORT=$PORT >>$E/server_$s.txt 2>&1 & server=$!
     until curl -sf localhost:$PORT/v1/models >/dev/null; do kill -0 $server; sleep 5; done
@@ -41,5 +44,5 @@ for s in "$@"; do
     cat $E/iv_$s/*.jsonl | jq -r 'select((.fallbacks // []) | length > 0) | .fallbacks[]' | cut -c1-120 \
         | sort | uniq -c | sed 's/^/fallbacks: /' | tee -a $E/log_$s.txt
   fi
-  echo "== seed $s: done, $(stamp)" | tee -a $E/log_$s.txt
+  echo "== seed $s: done ($stage), $(stamp)" | tee -a $E/log_$s.txt
 done
