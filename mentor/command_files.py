@@ -103,7 +103,9 @@ def checked_group(row) -> FailedGroup:
     if where:
         raise InputError(f"{where} holds a lone surrogate (a \\ud800-\\udfff escape alone), which is not text; fix "
                          f"the field")
-    missing = get_task(group.task).missing_reference(group.reference)
+    task = get_task(group.task)
+    group.reference = task.completed_reference(group.reference)  # e.g. math's answer from a worked solution
+    missing = task.missing_reference(group.reference)
     if missing:
         raise InputError(f"reference lacks {', '.join(map(repr, missing))}, which the {group.task} task needs")
     for field, value in group.reference.items():

@@ -50,6 +50,8 @@ class Task:
         reference_fields: dataset columns a problem needs for the mentor to work on it.
         optional_reference_fields: columns that are used when present.
         score_fields: the reference fields `score` reads, which a reward needs; None: `reference_fields`.
+        stand_ins: a required field -> the optional one it can be read from (`completed_reference`), so a dataset
+            with the second column and not the first is served.
     """
 
     name: str = ""
@@ -57,6 +59,16 @@ class Task:
     reference_fields: tuple[str, ...] = ("answer",)
     optional_reference_fields: tuple[str, ...] = ("solution",)
     score_fields: tuple[str, ...] | None = None
+    stand_ins: dict[str, str] = {}
+
+    def completed_reference(self, reference: dict[str, Any]) -> dict[str, Any]:
+        """The reference as this task reads it, from the fields a row has (see `stand_ins`); unchanged here."""
+        return reference
+
+    def absent_columns(self, columns: list[str], needed: tuple[str, ...] | None = None) -> list[str]:
+        """The `needed` fields (default `reference_fields`) that `columns` lacks, with no stand-in column either."""
+        needed = self.reference_fields if needed is None else needed
+        return [f for f in needed if f not in columns and self.stand_ins.get(f) not in columns]
 
     # --- training -------------------------------------------------------------------------------
     def reward(self, completions: list[Any], **columns: Any) -> list[float | None]:
@@ -79,12 +91,12 @@ class Task:
         """Each row's reference from the dataset `columns`: the `needed` fields (default `reference_fields`), and
         the optional ones present."""
         needed = self.reference_fields if needed is None else needed
-        missing = [f for f in needed if f not in columns]
+        missing = self.absent_columns(list(columns), needed)
         if missing:
             raise InputError(f"task '{self.name}' needs dataset column(s) {missing}; add them or map them "
                              f"with the mentor config key 'columns'")
-        fields = needed + tuple(f for f in self.optional_reference_fields if f in columns)
-        return [{f: columns[f][i] for f in fields} for i in range(n)]
+        fields = [f for f in needed + self.optional_reference_fields if f in columns]
+        return [self.completed_reference({f: columns[f][i] for f in fields}) for i in range(n)]
 
     def dominant_class(self, counts: Counter[str], default: str | None = None) -> str | None:
         """The most frequent error class in `counts`; ties go to the earlier taxonomy class (an unknown class is
@@ -102,7 +114,9 @@ class Task:
         return max(counts, key=lambda c: (counts[c], -order.index(c) if c in order else -len(order)), default=default)
 
     def missing_reference(self, reference: dict[str, Any]) -> list[str]:
-        """Required reference fields that are absent, empty or NaN for one problem (see `usable`)."""
+        """Required reference fields that are absent, empty or NaN for one problem (see `usable`), once completed
+        (`completed_reference`)."""
+        reference = self.completed_reference(reference)
         return [f for f in self.reference_fields if not usable(reference.get(f))]
 
     def hinted_prompt(self, prompt: str, hint: str) -> str:

@@ -43,7 +43,7 @@ def dataset_task(config: MentorConfig, columns: list[str] | None) -> Task:
     task = configured_task(config.task or infer_task([ours.get(c, c) for c in columns or []]))
     check_config_columns(config, task, columns)
     if columns is not None:
-        absent = [c for c in (config.columns.get(f, f) for f in task.reference_fields) if c not in columns]
+        absent = [config.columns.get(f, f) for f in task.absent_columns([ours.get(c, c) for c in columns])]
         if absent:
             raise InputError(f"the training dataset lacks column(s) {absent} that task '{task.name}' needs for "
                              f"its references; it has {columns}. Add them, or map yours with the mentor "

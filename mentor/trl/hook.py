@@ -232,6 +232,7 @@ class GenerationHook:
             value = row.get(self.config.columns.get(name, name))
             if value is not None:
                 reference[name] = value
+        reference = self.task.completed_reference(reference)  # e.g. math's answer from a worked solution
         if self.task.missing_reference(reference):
             return "missing_reference"
         pid = problem_id(row)

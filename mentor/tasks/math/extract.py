@@ -71,3 +71,26 @@ def answer_and_extraction(completion: str) -> tuple[str | None, str | None]:
             return _clean(found[-1])[:200], how
     numbers = _NUMBER.findall(completion)
     return (numbers[-1].replace(",", "").replace(" ", ""), "last_number") if numbers else (None, None)
+
+
+_DELIMITERS = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+
+
+def answer_only(text: str) -> str | None:
+    r"""The answer when `text` is nothing but one (`525`, `$525$`, `\boxed{\frac{1}{2}}`, `No`): one line, no `=`,
+    at most four words; None for a worked solution, however short (`2 + 2 = 4`).
+
+    >>> answer_only("$525$"), answer_only(r"\boxed{\frac{1}{2}}"), answer_only("2 + 2 = 4"), answer_only("1\n2")
+    ('525', '\\frac{1}{2}', None, None)
+    """
+    body = text.strip()
+    for opening, closing in _DELIMITERS:
+        if len(body) > len(opening) + len(closing) and body.startswith(opening) and body.endswith(closing):
+            body = body[len(opening):-len(closing)].strip()
+            break
+    boxed = boxed_contents(body)
+    if len(boxed) == 1 and body.startswith(("\\boxed", "\\fbox")) and body.endswith("}"):
+        body = boxed[0]
+    if not any(c.isalnum() for c in body) or "\n" in body or "=" in body or len(body.split()) > 4:
+        return None
+    return body

@@ -7,8 +7,8 @@ from typing import Any
 
 from mentor.leakage import check_leak
 from mentor.mathtext.steps import split_steps
-from mentor.tasks.base import Task
-from mentor.tasks.math.extract import stated_answers
+from mentor.tasks.base import Task, usable
+from mentor.tasks.math.extract import answer_only, boxed_contents, stated_answers
 from mentor.tasks.math.feedback import verifier_feedback
 from mentor.tasks.math.hints import (
     FORMAT_HINT,
@@ -39,11 +39,36 @@ class MathTask(Task):
     name = "math"
     reference_fields = ("answer",)
     optional_reference_fields = ("solution", "answer_aliases", "concepts")  # read when present: the run stores them
+    stand_ins = {"answer": "solution"}  # TRL's math datasets: a worked solution ending in \boxed{answer}, no `answer`
     taxonomy = TAXONOMY
     concept = staticmethod(concept_hint)  # the tier-1 hint
 
     def __init__(self, tier3_fraction: float = 0.4):
         self.tier3_fraction = tier3_fraction
+
+    def completed_reference(self, reference: dict[str, Any]) -> dict[str, Any]:
+        r"""The reference as this task reads it. A `solution` that is only an answer (`525`, `$525$`: TRL's
+        `accuracy_reward` reads the column so) is the answer, not a one-step worked solution; with no `answer`,
+        the answer is the last `\boxed{}` of the worked `solution`.
+
+        >>> task = MathTask()
+        >>> task.completed_reference({"solution": "$525$"})
+        {'answer': '525'}
+        >>> task.completed_reference({"solution": "21 = 20 + 1, so 21 * 25 = 500 + 25 = \\boxed{525}."})["answer"]
+        '525'
+        """
+        solution = reference.get("solution")
+        if not isinstance(solution, str):
+            return reference
+        completed = dict(reference)
+        alone = answer_only(solution)
+        if alone is not None:
+            del completed["solution"]
+            if not usable(completed.get("answer")):
+                completed["answer"] = alone
+        elif not usable(completed.get("answer")) and (boxed := boxed_contents(solution)):
+            completed["answer"] = boxed[-1]
+        return completed
 
     # --- training -------------------------------------------------------------------------------
     def score(self, completion: str, reference: dict[str, Any]) -> float:
