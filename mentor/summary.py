@@ -1,6 +1,6 @@
-"""The one count of a batch of interventions: hints, withheld, leaks blocked, fallbacks, failures, tiers and error
-classes. It serves the training metrics (mentor/trl/metrics.py), `mentor diagnose`'s printout (mentor/cli/__init__.py) and
-the rows of `mentor eval` (mentor/evaluation/), so that the three count the same way."""
+"""The one count of a batch of interventions: hints, re-draws, withheld, leaks blocked, fallbacks, failures, tiers
+and error classes. It serves the training metrics (mentor/trl/metrics.py), `mentor diagnose`'s printout
+(mentor/cli/__init__.py) and the rows of `mentor eval` (mentor/evaluation/), so that the three count the same way."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from mentor.types import Intervention
 @dataclass(frozen=True)
 class Summary:
     """What a batch of interventions did. A failure is a graph run that ended in an error (a timeout, an
-    exception, a refused hint): it gives no hint, and its error class is not counted."""
+    exception, a refused hint): it gives no hint, and its error class is not counted. A re-draw (the retry control,
+    `hint_source: none`) is no hint: it has no tier and no error class, and counts in `redrawn` alone."""
 
     groups: int = 0
     hinted: int = 0  # interventions that give a hint
+    redrawn: int = 0  # interventions that re-drew the group unhinted (`Intervention.redraw`)
     format_only: int = 0  # of those, hints that say nothing but the answer's format (`format_only_hint`)
     withheld: int = 0  # interventions whose hint was withheld
     leaks_blocked: int = 0  # drafts the leakage checker rejected
@@ -34,17 +36,19 @@ class Summary:
 def summarise(interventions: list[Intervention]) -> Summary:
     """The counts of `interventions`."""
     failed = [iv for iv in interventions if iv.error is not None]
+    hints = [iv for iv in interventions if iv.hint and not iv.redraw]  # a re-draw's marker is no hint
     return Summary(
         groups=len(interventions),
-        hinted=sum(bool(iv.hint) for iv in interventions),
-        format_only=sum(bool(iv.hint) and format_only_hint(iv) for iv in interventions),
+        hinted=len(hints),
+        redrawn=sum(iv.redraw for iv in interventions),
+        format_only=sum(format_only_hint(iv) for iv in hints),
         withheld=sum(bool(iv.withheld) for iv in interventions),
         leaks_blocked=sum(len(iv.leak.get("leaked_drafts", [])) for iv in interventions),
         llm_fallbacks=sum(len(iv.fallbacks) for iv in interventions),
         failures=len(failed),
         timed_out=sum(iv.error.startswith("timeout") for iv in failed),
-        tiers=Counter(iv.tier for iv in interventions if iv.hint),
-        classes=Counter(iv.diagnosis.error_class for iv in interventions if iv.error is None),
+        tiers=Counter(iv.tier for iv in hints),
+        classes=Counter(iv.diagnosis.error_class for iv in interventions if iv.error is None and not iv.redraw),
     )
 
 

@@ -152,6 +152,12 @@ class Intervention:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     error_traceback: str | None = None  # when a node raised: its traceback (mentor/runtime/node_errors.py)
 
+    @property
+    def redraw(self) -> bool:
+        """Whether this is the retry control's re-draw (`hint_source: none`): no graph ran, so it has no hint, tier,
+        leakage verdict or error class, only the group re-drawn unhinted (mentor/trl/hook.py)."""
+        return self.backend.get("hint_source") == "none"
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

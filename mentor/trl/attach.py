@@ -122,6 +122,9 @@ def check_success_reward(config: MentorConfig, names: list[str]) -> None:
                          "reward, not a format reward)")
 
 
+RETRY_CONTROL_LINE = "retry control: collapsed groups re-drawn unhinted; no graph runs"  # hint_source: none's banner
+
+
 def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallback:
     """Installs the generation hook on `trainer` and registers a MentorCallback serving a mentor of `config` whose
     graph `runtime` runs; returns the callback."""
@@ -140,11 +143,13 @@ def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallb
         off_policy = " off-policy: strip_hint" + (" + train_prefix" if config.train_prefix else "")
     success = f" success_reward={','.join(config.success_reward)}" if config.success_reward else ""
     source = f" hint_source={config.hint_source}" if config.hint_source != "graph" else ""
+    # The retry control runs no graph: naming its graph, prompts and nodes would say they run.
+    runs = RETRY_CONTROL_LINE if config.hint_source == "none" else describe(runtime.versions)
     if getattr(trainer.args, "process_index", 0) == 0:
         # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
         print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "
-              f"mode={config.mode} hint_choice={config.hint_choice}{off_policy}{success}{source}\n"
-              f"{describe(runtime.versions)}", file=sys.stderr, flush=True)
+              f"mode={config.mode} hint_choice={config.hint_choice}{off_policy}{success}{source}\n{runs}",
+              file=sys.stderr, flush=True)
     return callback
 
 

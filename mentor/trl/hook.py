@@ -330,7 +330,7 @@ class GenerationHook:
         G, rewards = self.rules.num_generations, work.rewards
         metrics = {
             **step_metrics(work.stats, len(work.history), len(self.rules.collapsed(rewards)), len(rewards) // G,
-                           work.mentor_s, work.regen_s),
+                           work.mentor_s, work.regen_s, redraws=self.config.hint_source == "none"),
             "mentor/graduated": len(graduated), "mentor/graduated_total": self.ledger.graduate(graduated, work.step),
             **self.choice.reliance(work.step, work.prompts, work.spliced),
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks

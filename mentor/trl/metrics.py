@@ -16,21 +16,26 @@ def count_skipped(stats: Counter, reason: str) -> None:
 
 
 def count_intervention(stats: Counter, intervention: Intervention, recovered: bool) -> None:
-    """One intervention of the step: its outcome, the leaks it blocked, its fallbacks, its error class and tier."""
+    """One intervention of the step: its outcome, the leaks it blocked, its fallbacks, its error class and tier (a
+    re-draw has neither)."""
     counts = summarise([intervention])
     stats["interventions"] += 1
     stats["recovered"] += recovered
-    for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted", "format_only"):
+    for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted", "format_only",
+                "redrawn"):
         stats[key] += getattr(counts, key)
+    if intervention.redraw:  # no graph ran: no class was diagnosed
+        return
     error_class = intervention.diagnosis.error_class
     stats[f"error_class/{error_class}"] += counts.classes[error_class]  # 0 for a failed run: the class is still named
 
 
 def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_groups: int, mentor_s: float,
-                 regen_s: float) -> dict[str, float]:
+                 regen_s: float, redraws: bool = False) -> dict[str, float]:
     """The step's mentor/* metrics from its counters, its collapsed groups before and after the splice (of
-    `n_groups`), and the seconds the graph and the re-generation took."""
-    return {
+    `n_groups`), and the seconds the graph and the re-generation took. `redraws`: the retry control's step
+    (`hint_source: none`), which gives no hint: `mentor/redrawn` counts its re-drawn groups, and no tier is logged."""
+    metrics = {
         "mentor/collapse_rate_before": collapsed_before / max(n_groups, 1),
         "mentor/collapse_rate_after": collapsed_after / max(n_groups, 1),
         "mentor/interventions": stats["interventions"],
@@ -43,3 +48,7 @@ def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_
         "mentor/skipped": stats["skipped"], "mentor/special_tokens_neutralised": stats["special_tokens_neutralised"],
         **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},
     }
+    if redraws:  # a mean tier of 0 would read as tier-0 hints
+        del metrics["mentor/tier_mean"]
+        metrics["mentor/redrawn"] = stats["redrawn"]
+    return metrics

@@ -90,6 +90,11 @@
   function drafts(r) { return (r.leak && Array.isArray(r.leak.leaked_drafts)) ? r.leak.leaked_drafts : []; }
   function diag(r) { return r.diagnosis || {}; }
   function errClass(r) { return diag(r).error_class || 'unknown'; }
+  // The retry control's record (`hint_source: none`, Intervention.redraw in mentor/types.py): the group re-drawn
+  // unhinted, no graph run, so no hint, tier, leakage verdict or error class; its `hint` is only a marker.
+  var REDRAW = 're-draw (no hint)';
+  function isRedraw(r) { return !!(r.backend && r.backend.hint_source === 'none'); }
+  function hinted(r) { return r.hint !== null && r.hint !== undefined && !isRedraw(r); }
   function hasOutcome(r) { return typeof r.recovered === 'boolean'; }  // null: no re-attempt (a JSONL file)
   function rewardCell(x) {
     return h('td', { class: isNum(x) && x > 0 ? 'reward-pos' : null, text: fmtNum(x) });
@@ -97,7 +102,7 @@
 
   // --- summary ----------------------------------------------------------------------------------------------
   function summarise() {
-    var st = { n: records.length, hinted: 0, withheld: 0, leaks: 0, recovered: 0, withOutcome: 0, errors: 0,
+    var st = { n: records.length, hinted: 0, redrawn: 0, withheld: 0, leaks: 0, recovered: 0, withOutcome: 0, errors: 0,
                fallbacks: 0, stepMap: new Map(), classes: new Map(), tiers: new Map(), nodes: new Map() };
     records.forEach(function (r) {
       var hasStep = isNum(r.step);
@@ -107,15 +112,18 @@
       st.fallbacks += (r.fallbacks || []).length;
       if (r.error) st.errors += 1;
       if (r.withheld) st.withheld += 1;
-      if (r.hint !== null && r.hint !== undefined) {
+      if (isRedraw(r)) st.redrawn += 1;
+      if (hinted(r)) {
         st.hinted += 1;
         var t = 'tier ' + r.tier;
         st.tiers.set(t, (st.tiers.get(t) || 0) + 1);
       }
-      var c = st.classes.get(errClass(r)) || { n: 0, rec: 0, out: 0 };
-      c.n += 1;
-      if (hasOutcome(r) && r.hint !== null && r.hint !== undefined) { c.out += 1; c.rec += r.recovered ? 1 : 0; }
-      st.classes.set(errClass(r), c);
+      if (!isRedraw(r)) {  // a re-draw was never diagnosed
+        var c = st.classes.get(errClass(r)) || { n: 0, rec: 0, out: 0 };
+        c.n += 1;
+        if (hasOutcome(r) && hinted(r)) { c.out += 1; c.rec += r.recovered ? 1 : 0; }
+        st.classes.set(errClass(r), c);
+      }
       if (hasOutcome(r)) { st.withOutcome += 1; st.recovered += r.recovered ? 1 : 0; }
       if (sk !== null) {
         var e = st.stepMap.get(sk) || { n: 0, leaks: 0, withheld: 0 };
@@ -249,6 +257,10 @@
     var cards = clear($('cards'));
     cards.appendChild(card('interventions', String(st.n)));
     cards.appendChild(card('hints given', String(st.hinted)));
+    if (st.redrawn) {
+      cards.appendChild(card('re-draws', String(st.redrawn),
+                             'collapsed groups the retry control (hint_source: none) re-drew without a hint'));
+    }
     cards.appendChild(card('recovered', st.withOutcome ? pct(st.recovered / st.withOutcome) : 'n/a',
                            st.withOutcome ? st.recovered + ' of ' + st.withOutcome : 'no re-attempts in this file'));
     cards.appendChild(card('withheld', String(st.withheld)));
@@ -284,7 +296,11 @@
 
     var classes = Array.from(st.classes.entries()).sort(function (a, b) { return b[1].n - a[1].n; }).slice(0, 12);
     var anyOutcome = classes.some(function (c) { return c[1].out > 0; });
-    plots.appendChild(anyOutcome
+    var redrawsOnly = !classes.length && st.redrawn > 0;  // the retry control's run: no class to chart
+    plots.appendChild(redrawsOnly
+      ? figure('recovery', 'Recovery rate by error class', null,
+          empty('re-draws only: the retry control (hint_source: none) diagnoses no error class'))
+      : anyOutcome
       ? figure('recovery', 'Recovery rate by error class', null,
           barChart(classes.map(function (c) { return c[0]; }),
                    [{ name: 'recovered', cls: 3, values: classes.map(function (c) { return c[1].out ? c[1].rec / c[1].out : 0; }) }],
@@ -296,7 +312,7 @@
     var tierKeys = Array.from(st.tiers.keys()).sort();
     plots.appendChild(figure('tiers', 'Tier distribution of hints (and withheld)', null, tierKeys.length
       ? barChart(tierKeys, [{ name: 'interventions', values: tierKeys.map(function (k) { return st.tiers.get(k); }) }])
-      : empty('no hints yet')));
+      : empty(st.redrawn ? 'no hints: re-draws have no tier' : 'no hints yet')));
 
     plots.appendChild(figure('leaks', 'Leaks blocked and hints withheld per step',
       [{ name: 'leaks blocked', cls: 1 }, { name: 'withheld', cls: 2 }], stepKeys.length
@@ -453,7 +469,8 @@
   function searchText(r) {
     var t = searchCache.get(r.id);
     if (t !== undefined) return t;
-    var d = diag(r), parts = [r.problem_id, r.task, r.prompt, r.hint, r.error, d.error_class, d.root_cause];
+    var d = diag(r), parts = [r.problem_id, r.task, r.prompt, r.error].concat(
+      isRedraw(r) ? [REDRAW] : [r.hint, d.error_class, d.root_cause]);
     (r.attempts || []).forEach(function (a) { parts.push(a.completion); });
     (r.reattempt || []).forEach(function (a) { parts.push(a.completion); });
     drafts(r).forEach(function (x) { parts.push(x.draft, x.reason, (x.detectors || []).join(' ')); });
@@ -474,10 +491,10 @@
   function matches(r, f) {
     if (f.stepMin !== null && !(r.step >= f.stepMin)) return false;
     if (f.stepMax !== null && !(r.step <= f.stepMax)) return false;
-    if (f.cls && errClass(r) !== f.cls) return false;
+    if (f.cls && (isRedraw(r) || errClass(r) !== f.cls)) return false;
     if (f.recovered && (!!r.recovered) !== (f.recovered === 'yes')) return false;
     if (f.withheld && (!!r.withheld) !== (f.withheld === 'yes')) return false;
-    if (f.tier !== '' && String(r.tier) !== f.tier) return false;
+    if (f.tier !== '' && (isRedraw(r) || String(r.tier) !== f.tier)) return false;
     if (f.terms.length) {
       var t = searchText(r);
       for (var i = 0; i < f.terms.length; i++) if (t.indexOf(f.terms[i]) < 0) return false;
@@ -495,7 +512,11 @@
 
   function refreshOptions() {
     var classes = new Set(), tiers = new Set();
-    records.forEach(function (r) { classes.add(errClass(r)); if (r.tier !== undefined && r.tier !== null) tiers.add(String(r.tier)); });
+    records.forEach(function (r) {
+      if (isRedraw(r)) return;  // neither a class nor a tier
+      classes.add(errClass(r));
+      if (r.tier !== undefined && r.tier !== null) tiers.add(String(r.tier));
+    });
     [[$('f-class'), Array.from(classes).sort()], [$('f-tier'), Array.from(tiers).sort()]].forEach(function (pair) {
       var sel = pair[0], have = new Set(Array.from(sel.options).map(function (o) { return o.value; }));
       pair[1].forEach(function (v) { if (!have.has(v)) sel.appendChild(h('option', { value: v, text: v })); });
@@ -521,8 +542,12 @@
       frag.appendChild(h('tr', { 'data-id': r.id, class: r.id === selectedId ? 'sel' : null, tabindex: 0, onclick: open,
                                  onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
         h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
-        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }), h('td', { class: 'cls', text: errClass(r), title: errClass(r) }), h('td', { text: fmtNum(r.tier) }),
-        h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint, title: r.hint || null }),
+        h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }),
+        h('td', { class: 'cls', text: isRedraw(r) ? '-' : errClass(r), title: isRedraw(r) ? null : errClass(r) }),
+        h('td', { text: isRedraw(r) ? '-' : fmtNum(r.tier) }),
+        isRedraw(r) ? h('td', { class: 'hint redraw', text: REDRAW })
+          : h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint,
+                      title: r.hint || null }),
         h('td', { class: 'outcome' }, outcomeBadges(r))));
     });
     body.appendChild(frag);
@@ -568,6 +593,7 @@
       el.appendChild(h('h3', { text: 'Failed attempts (' + r.attempts.length + ')' }));
       el.appendChild(h('div', { class: 'attempts' }, completionTable(r.attempts)));
     }
+    if (isRedraw(r)) { redrawDetail(el, r); return; }
 
     el.appendChild(h('h3', { text: 'Diagnosis' }));
     el.appendChild(h('div', { class: 'kv diagnosis' },
@@ -632,10 +658,23 @@
     }
 
     if (r.reattempt && !teacher) {
-      el.appendChild(h('h3', { text: 'Re-attempt with the hint (' + r.reattempt.length + ')' + (hasOutcome(r) ? (r.recovered ? ': recovered' : ': not recovered') : '') }));
+      el.appendChild(h('h3', { text: 'Re-attempt with the hint (' + r.reattempt.length + ')' + outcomeText(r) }));
       el.appendChild(h('div', { class: 'reattempt' }, r.reattempt.length ? completionTable(r.reattempt)
         : h('p', { class: 'muted', text: given ? 'no re-attempt recorded' : 'no hint, so no re-attempt' })));
     }
+  }
+
+  function outcomeText(r) { return hasOutcome(r) ? (r.recovered ? ': recovered' : ': not recovered') : ''; }
+
+  // A re-draw's detail past its failed attempts: no graph ran, so no diagnosis, tier, drafts or nodes; its re-draw.
+  function redrawDetail(el, r) {
+    el.appendChild(h('h3', { text: 'Hint' }));
+    el.appendChild(h('pre', { class: 'hintbox none', id: 'detail-hint', text: REDRAW + ': the retry control '
+      + '(hint_source: none) ran no graph and re-drew the group from its unhinted prompt' }));
+    var list = Array.isArray(r.reattempt) ? r.reattempt : [];
+    el.appendChild(h('h3', { text: 'Re-draw without a hint (' + list.length + ')' + outcomeText(r) }));
+    el.appendChild(h('div', { class: 'reattempt' }, list.length ? completionTable(list)
+      : h('p', { class: 'muted', text: 'no re-draw recorded' })));
   }
 
   // Each node's whole input and output, rebuilt from the compact node records of mentor/trace_format.py: input keys
