@@ -50,6 +50,20 @@ def test_a_numina_shaped_dataset_collapses_under_success_reward_and_gets_right_t
     assert {r["tier"] for r in by_round[0]} == {1}
     assert {r["tier"] for r in by_round[1]} == {2}
     assert all("Start like this: " in r["hint"] for r in by_round[1])
+    assert first["mentor/escalation_exhausted"] == second["mentor/escalation_exhausted"] == 0
+
+
+def test_an_escalation_with_nothing_new_is_counted(tmp_path):
+    """Answers and no worked solution: the second step's hints are tier 1 again, and the metric counts both."""
+    rows = [{"prompt": [{"role": "user", "content": p}], "solution": s.rsplit("boxed{", 1)[1].split("}")[0]}
+            for p, s in PROBLEMS]
+    trainer = make_trainer(tmp_path, [accuracy_reward, format_reward], dataset=Dataset.from_list(rows), max_steps=2)
+    Mentor.from_config({"success_reward": "accuracy_reward"}).attach(trainer)
+    trainer.train()
+    first, second = trainer.state.log_history[:2]
+    assert (first["mentor/interventions"], second["mentor/interventions"]) == (2, 2)
+    assert (first["mentor/escalation_exhausted"], second["mentor/escalation_exhausted"]) == (0, 2)
+    assert {r["tier"] for r in TraceStore(tmp_path, readonly=True)} == {1}
 
 
 def test_a_solution_that_is_only_an_answer_is_read_as_the_answer_not_a_worked_solution(tmp_path, capsys):

@@ -37,7 +37,7 @@ from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, Reattempt, problem_id
 from mentor.trl.choice import Candidate, HintChoice
 from mentor.trl.distributed import gather, rank_and_world, split_map
-from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
+from mentor.trl.metrics import count_intervention, count_skipped, earlier_tier, step_metrics
 from mentor.types import Attempt, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
@@ -215,7 +215,7 @@ class GenerationHook:
             record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
                                  work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g))
             work.records.append(record)
-            count_intervention(work.stats, iv, record["recovered"])
+            count_intervention(work.stats, iv, record["recovered"], earlier_tier(group))
             if not iv.hint:
                 continue
             self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")

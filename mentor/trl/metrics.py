@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from mentor.summary import summarise
-from mentor.types import Intervention
+from mentor.types import FailedGroup, Intervention
 
 
 def count_skipped(stats: Counter, reason: str) -> None:
@@ -15,12 +15,19 @@ def count_skipped(stats: Counter, reason: str) -> None:
     stats[f"skipped/{reason}"] += 1
 
 
-def count_intervention(stats: Counter, intervention: Intervention, recovered: bool) -> None:
+def earlier_tier(group: FailedGroup) -> int:
+    """The highest tier `group`'s problem was hinted at before (0: never)."""
+    return max((h.get("tier", 0) for h in group.previous_hints if isinstance(h, dict)), default=0)
+
+
+def count_intervention(stats: Counter, intervention: Intervention, recovered: bool, earlier_tier: int = 0) -> None:
     """One intervention of the step: its outcome, the leaks it blocked, its fallbacks, its error class and tier (a
-    re-draw has neither)."""
+    re-draw has neither). `earlier_tier`: the highest tier the problem was hinted at before (0: never); a hint at no
+    higher tier is an escalation that had nothing new to give."""
     counts = summarise([intervention])
     stats["interventions"] += 1
     stats["recovered"] += recovered
+    stats["escalation_exhausted"] += bool(counts.hinted and earlier_tier and intervention.tier <= earlier_tier)
     for key in ("withheld", "leaks_blocked", "llm_fallbacks", "failures", "tier_sum", "hinted", "format_only",
                 "redrawn"):
         stats[key] += getattr(counts, key)
@@ -43,7 +50,7 @@ def step_metrics(stats: Counter, collapsed_before: int, collapsed_after: int, n_
         "mentor/withheld": stats["withheld"], "mentor/leaks_blocked": stats["leaks_blocked"],
         "mentor/mentor_s": mentor_s, "mentor/regen_s": regen_s,
         "mentor/tier_mean": stats["tier_sum"] / stats["hinted"] if stats["hinted"] else 0.0,
-        "mentor/format_only_hints": stats["format_only"],
+        "mentor/format_only_hints": stats["format_only"], "mentor/escalation_exhausted": stats["escalation_exhausted"],
         "mentor/llm_fallbacks": stats["llm_fallbacks"], "mentor/failures": stats["failures"],
         "mentor/skipped": stats["skipped"], "mentor/special_tokens_neutralised": stats["special_tokens_neutralised"],
         **{f"mentor/{k}": v for k, v in stats.items() if k.startswith(("error_class/", "skipped/"))},

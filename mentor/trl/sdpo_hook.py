@@ -33,7 +33,7 @@ from mentor.trace_format import trace_record
 from mentor.trl.batch import BatchRules
 from mentor.trl.distributed import gather, rank_and_world
 from mentor.trl.hook import GenerationHook, StepWork
-from mentor.trl.metrics import count_intervention, count_skipped, step_metrics
+from mentor.trl.metrics import count_intervention, count_skipped, earlier_tier, step_metrics
 from mentor.trl.sdpo import SDPOAdapter
 from mentor.types import InputError
 
@@ -154,7 +154,7 @@ class SDPOHook:
             training = {"step": step, "group": g, "round": 1, "reattempt": [], "teacher_prompt": teacher.get(g)}
             work.records.append(trace_record(group, iv, [{"completion": c, "reward": r} for c, r in work.attempts[g]],
                                              None, training))
-            count_intervention(work.stats, iv, False)
+            count_intervention(work.stats, iv, False, earlier_tier(group))
         self.log_step(work, targets, len(totals) // G, len(hinted), graduated)
         return context
 
