@@ -33,6 +33,11 @@ def format_reward(completions, **kwargs):
 def test_a_numina_shaped_dataset_collapses_under_success_reward_and_gets_right_tier_hints(tmp_path, capsys):
     trainer = make_trainer(tmp_path, [accuracy_reward, format_reward], dataset=numina_shaped(), max_steps=2)
     Mentor.from_config({"success_reward": "accuracy_reward"}).attach(trainer)
+    said = capsys.readouterr().err
+    assert "mentor references: no `answer` column: the answer is read from `solution` (its last \\boxed{})" in said
+    assert ("mentor references: accuracy_reward reads `solution` as the gold answer; the mentor reads it as a worked "
+            "solution") in said and "columns: {solution: YOUR_COLUMN}" in said
+    assert "format_reward reads" not in said  # it reads no reference column
     trainer.train()
     first, second = trainer.state.log_history[:2]
     assert first["reward"] == 1.0  # the format reward pays every row, accuracy none: the total hides the collapse

@@ -52,6 +52,8 @@ class Task:
         score_fields: the reference fields `score` reads, which a reward needs; None: `reference_fields`.
         stand_ins: a required field -> the optional one it can be read from (`completed_reference`), so a dataset
             with the second column and not the first is served.
+        field_meanings: a reference field -> how the mentor reads it, said at attach where a reward reads the same
+            column.
     """
 
     name: str = ""
@@ -60,6 +62,7 @@ class Task:
     optional_reference_fields: tuple[str, ...] = ("solution",)
     score_fields: tuple[str, ...] | None = None
     stand_ins: dict[str, str] = {}
+    field_meanings: dict[str, str] = {}  # field -> how the mentor reads it, for the attach line's summary
 
     def completed_reference(self, reference: dict[str, Any]) -> dict[str, Any]:
         """The reference as this task reads it, from the fields a row has (see `stand_ins`); unchanged here."""

@@ -123,19 +123,54 @@ def check_success_reward(config: MentorConfig, names: list[str]) -> None:
 
 
 RETRY_CONTROL_LINE = "retry control: collapsed groups re-drawn unhinted; no graph runs"  # hint_source: none's banner
+# How known rewards read a column the mentor reads too (TRL's `accuracy_reward`: the gold answer).
+KNOWN_READINGS = {("trl.rewards.accuracy_rewards", "accuracy_reward", "solution"): "as the gold answer"}
+
+
+def reference_lines(task: Task, config: MentorConfig, columns: list[str] | None, reward_funcs: list) -> list[str]:
+    """What the attach line says of the references: a required field read from its stand-in (math's answer from the
+    solution's last box), and each reward function that reads a column the mentor reads too, with how each reads
+    it and how to point the mentor at another column."""
+    import inspect
+
+    if columns is None:
+        return []
+    ours = {config.columns.get(f, f): f for f in task.reference_fields + task.optional_reference_fields}
+    fields = {ours.get(c, c) for c in columns}
+    lines = [f"mentor references: no `{config.columns.get(f, f)}` column: the {f} is read from "
+             f"`{config.columns.get(s, s)}`" + (" (its last \\boxed{})" if (f, s) == ("answer", "solution") else "")
+             for f, s in task.stand_ins.items() if f not in fields and s in fields]
+    for func in reward_funcs:
+        if not callable(func) or hasattr(func, "forward") or getattr(func, "__module__", "").startswith("mentor."):
+            continue  # a reward model reads no columns; the mentor's own rewards read the fields as it does
+        try:
+            params = [p.name for p in inspect.signature(func).parameters.values()]
+        except (TypeError, ValueError):
+            continue
+        name = getattr(func, "__name__", type(func).__name__)
+        for column in (c for c in params if c in ours and ours[c] in task.field_meanings):
+            field = ours[column]
+            how = KNOWN_READINGS.get((getattr(func, "__module__", ""), name, column), "")
+            lines.append(f"mentor references: {name} reads `{column}`{' ' + how if how else ''}; the mentor reads it "
+                         f"as {task.field_meanings[field]}. If the two mean different things, point the mentor at "
+                         f"another column: columns: {{{field}: YOUR_COLUMN}}")
+    return lines
+
 
 
 def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallback:
     """Installs the generation hook on `trainer` and registers a MentorCallback serving a mentor of `config` whose
     graph `runtime` runs; returns the callback."""
     task = checked_task(trainer, config)
+    references = "".join(f"\n{line}" for line in reference_lines(
+        task, config, getattr(trainer.train_dataset, "column_names", None), getattr(trainer, "reward_funcs", [])))
     callback = MentorCallback(config, runtime.versions)
     trainer.add_callback(callback)
     if is_sdpo(trainer):
         SDPOHook(trainer, config, runtime, task, callback)
         if trainer.args.process_index == 0:
             print(f"mentor attached: task={task.name} trainer=SDPOTrainer (the hint is the teacher's feedback; no "
-                  f"re-attempt)\n{describe(runtime.versions)}", file=sys.stderr, flush=True)
+                  f"re-attempt)\n{describe(runtime.versions)}{references}", file=sys.stderr, flush=True)
         return callback
     GenerationHook(trainer, config, runtime, task, callback)
     off_policy = ""
@@ -144,7 +179,7 @@ def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallb
     success = f" success_reward={','.join(config.success_reward)}" if config.success_reward else ""
     source = f" hint_source={config.hint_source}" if config.hint_source != "graph" else ""
     # The retry control runs no graph: naming its graph, prompts and nodes would say they run.
-    runs = RETRY_CONTROL_LINE if config.hint_source == "none" else describe(runtime.versions)
+    runs = (RETRY_CONTROL_LINE if config.hint_source == "none" else describe(runtime.versions)) + references
     if getattr(trainer.args, "process_index", 0) == 0:
         # Printed, not logged: no TRL script configures the "mentor" logger, and a user must see what runs.
         print(f"mentor attached: task={task.name} strategy={config.strategy} placement={config.hint_placement} "

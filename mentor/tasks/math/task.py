@@ -40,6 +40,9 @@ class MathTask(Task):
     reference_fields = ("answer",)
     optional_reference_fields = ("solution", "answer_aliases", "concepts")  # read when present: the run stores them
     stand_ins = {"answer": "solution"}  # TRL's math datasets: a worked solution ending in \boxed{answer}, no `answer`
+    field_meanings = {"answer": "the gold answer",
+                      "solution": "a worked solution whose steps tiers 2 and 3 show (or the answer, if it is only one)",
+                      "concepts": "the concepts the tier-1 hint names", "answer_aliases": "other forms of the answer"}
     taxonomy = TAXONOMY
     concept = staticmethod(concept_hint)  # the tier-1 hint
 
