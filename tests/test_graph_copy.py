@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import sqlite3
+import warnings
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,13 @@ def test_graph_copy_writes_a_copy_whose_edits_run_from_any_working_directory(tmp
     assert config.nodes == {n: "rules" for n in config.nodes}  # so its prompts are read by none: said at load
     assert config.graph == f"{mine / 'graphs' / 'mentor' / 'graph.py'}:graph"
     assert config.prompts_dir == str(mine / "prompts")
-    with pytest.warns(UserWarning, match="only `llm` nodes read prompts"):
+    with warnings.catch_warnings():  # the copy's prompts are as shipped: its own mentor.yaml warns of nothing
+        warnings.simplefilter("error")
         assert hint_of(config).startswith("MINE: ")
+    prompt = mine / "prompts" / "hint_composer.md"
+    prompt.write_text("EDITED\n" + prompt.read_text())
+    with pytest.warns(UserWarning, match="holds edited prompts, but every node runs `rules`"):  # an edit unread
+        hint_of(config)
     assert not hint_of(None).startswith("MINE: ")  # the installed graph, loaded in the same process, is untouched
     # A second copy into the same folder would overwrite the edits: refused, naming what is there.
     assert main(["graph", "copy", str(mine)]) == 2
@@ -128,6 +134,7 @@ def test_every_prompt_field_is_given_to_every_node():
 
 def test_prompts_set_for_rules_nodes_warn_and_an_llm_node_without_a_prompt_is_refused(tmp_path):
     shutil.copytree(shipped_folder("prompts"), tmp_path / "p")
+    (tmp_path / "p" / "code" / "hint_composer.md").write_text("Edited. {problem}")
     with pytest.warns(UserWarning, match="every node runs `rules`, and only `llm` nodes read prompts"):
         MentorRuntime({"prompts_dir": str(tmp_path / "p")})
     (tmp_path / "p" / "hint_composer.md").unlink()

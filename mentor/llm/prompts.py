@@ -82,9 +82,18 @@ def check_prompts(prompts_dir: str, backends: dict[str, str]) -> list[Path]:
     return files
 
 
+def prompt_texts(folder: Path) -> dict[str, bytes]:
+    """Each prompt file under `folder` (its `.md` files, in task folders too), by path relative to it."""
+    return {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*.md")}
+
+
 def warn_unread_prompts(prompts_dir: str, default_dir: str, backends: dict[str, str]) -> None:
-    """Warns when a prompts_dir other than the default is set while every node runs `rules`, which reads none."""
-    if Path(prompts_dir).resolve() != Path(default_dir).resolve() and "llm" not in backends.values():
-        warnings.warn(f"prompts_dir: {prompts_dir} is set, but every node runs `rules`, and only `llm` nodes read "
-                      f"prompts, so its files change nothing. Set `nodes: {{hint_composer: llm}}` (and `llm:`) for "
-                      f"the nodes whose prompts you edit", UserWarning, stacklevel=3)
+    """Warns when a prompts_dir whose files differ from the default's (edited prompts) is set while every node runs
+    `rules`, which reads none. An unedited copy (`mentor graph copy`'s own) is not warned about."""
+    folder, default = Path(prompts_dir), Path(default_dir)
+    if "llm" in backends.values() or folder.resolve() == default.resolve():
+        return
+    if prompt_texts(folder) != prompt_texts(default):
+        warnings.warn(f"prompts_dir: {prompts_dir} holds edited prompts, but every node runs `rules`, and only `llm` "
+                      f"nodes read prompts, so its files change nothing. Set `nodes: {{hint_composer: llm}}` (and "
+                      f"`llm:`) for the nodes whose prompts you edit", UserWarning, stacklevel=3)
