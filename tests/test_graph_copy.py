@@ -267,3 +267,14 @@ def test_graph_copy_writes_mentor_yaml_without_following_a_link_made_after_the_c
     with pytest.raises(InputError, match="nothing was written"):
         graph_copy.copy_graph(folder)
     assert not outside.exists() and not (folder / "graphs").exists() and not (folder / "prompts").exists()
+
+
+def test_a_prompt_edited_while_the_process_runs_is_what_the_next_call_sends(tmp_path):
+    """A notebook's loop: diagnose, edit the prompt, diagnose again. The second call reads the edit."""
+    from mentor.llm.prompts import load_prompt
+
+    shutil.copytree(shipped_folder("prompts"), tmp_path / "p")
+    sent = lambda: load_prompt(str(tmp_path / "p"), "code", "hint_composer").messages[0].prompt.template  # noqa: E731
+    before = sent()
+    (tmp_path / "p" / "code" / "hint_composer.md").write_text("EDITED {problem}")
+    assert sent() == "EDITED {problem}" != before

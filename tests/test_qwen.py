@@ -41,3 +41,39 @@ def test_it_solves_a_humaneval_problem_greedy_through_its_chat_template(qwen):
                                   1, 0.0, 384, 0)
     assert "def filter_by_substring" in text
     assert code_reward([text], [problem["test"]], [problem["entry_point"]], prompt=[problem["prompt"]]) == [1.0]
+
+
+def test_a_prompt_edit_changes_the_hint_mentor_diagnose_writes_on_qwen(qwen, tmp_path, capsys):
+    """The edit loop with a useful local llm mentor (docs/configuration.md, "A local llm mentor for the edit loop"):
+    `graph copy`, the composer on Qwen through `hf`, greedy; an instruction added to the code composer's prompt
+    changes the hint `mentor diagnose` writes for the same failed group."""
+    import yaml
+
+    from mentor.cli import main
+
+    first = Path("experiments/qwen40/failures_0.jsonl").read_text().splitlines()[0]  # HumanEval/10, 8 failures
+    failures = tmp_path / "failures.jsonl"
+    failures.write_text(first + "\n")
+    mine = tmp_path / "mine"
+    assert main(["graph", "copy", str(mine)]) == 0
+    config = yaml.safe_load((mine / "mentor.yaml").read_text())
+    config["nodes"]["hint_composer"] = "llm"
+    config.update(llm={"provider": "hf", "model": QWEN_0_5B, "temperature": 0.0, "request_timeout_s": 600},
+                  timeout_s=900)
+    (mine / "mentor.yaml").write_text(yaml.safe_dump(config))
+
+    def hint() -> str:
+        out = tmp_path / "out.jsonl"
+        assert main(["diagnose", str(failures), "-o", str(out), "--config", str(mine / "mentor.yaml")]) == 0
+        [row] = [json.loads(line) for line in out.read_text().splitlines()]
+        assert row["backend"]["hint_composer"] == "llm" and not row["fallbacks"], row["fallbacks"]
+        [composer] = [n for n in row["nodes"] if n["node"] == "hint_composer"]
+        return row["hint"], composer["prompt"]
+
+    before, sent = hint()
+    edit = "Begin the hint with the word REMEMBER in capitals."
+    prompt = mine / "prompts" / "code" / "hint_composer.md"
+    prompt.write_text(prompt.read_text().replace("Rules: write prose only", f"{edit}\n\nRules: write prose only", 1))
+    after, sent_after = hint()  # the same process: the edit is read again, not a cached prompt
+    assert edit not in sent and edit in sent_after
+    assert after != before, before  # greedy: only the edit differs (the 0.5B model does not obey it to the word)

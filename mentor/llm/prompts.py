@@ -23,13 +23,19 @@ def prompt_paths(prompts_dir: str | Path, task: str, node: str) -> tuple[Path, P
     return Path(prompts_dir) / task / f"{node}.md", Path(prompts_dir) / f"{node}.md"
 
 
-@lru_cache(maxsize=None)
 def load_prompt(prompts_dir: str, task: str, node: str) -> ChatPromptTemplate:
-    """The prompt of `node`: `<prompts_dir>/<task>/<node>.md` if present, else `<prompts_dir>/<node>.md`."""
+    """The prompt of `node`: `<prompts_dir>/<task>/<node>.md` if present, else `<prompts_dir>/<node>.md`. Read at
+    each call, so an edit made while the process runs (a notebook) is what the next call sends."""
     for path in prompt_paths(prompts_dir, task, node):
         if path.exists():
-            return ChatPromptTemplate.from_messages([("human", read_prompt(path))])
+            return prompt_template(read_prompt(path))
     raise InputError(f"no prompt for node '{node}' in '{prompts_dir}': add {node}.md there, or set prompts_dir")
+
+
+@lru_cache(maxsize=64)
+def prompt_template(text: str) -> ChatPromptTemplate:
+    """The chat template of a prompt file's text, parsed once per text."""
+    return ChatPromptTemplate.from_messages([("human", text)])
 
 
 def prompt_files(prompts_dir: str | Path, nodes: list[str]) -> list[Path]:
