@@ -6,7 +6,8 @@ that paraphrases the answer (or blank). `math_reward` must pay the right complet
 digit per completion) and re-checked live on a sample; every place where they differ is listed in docs/leakage.md
 with its reason. Every form the reward pays, stated in a hint, is caught by the leakage checker.
 
-Regenerate the `trl` column after editing the table: `PYTHONPATH=. .venv/bin/python tests/test_answer_forms.py`.
+Regenerate the `trl` column after editing the table: `PYTHONPATH=. .venv/bin/python tests/test_answer_forms.py`
+(`MEASURE_ROWS`, rows kept in this file, commit theirs by hand).
 """
 
 from __future__ import annotations
@@ -50,7 +51,29 @@ def committed_trl(row: dict[str, str]) -> list[float | None]:
     return [None if c == "-" else float(c) for c in row["trl"]]  # `-`: TRL cannot parse the reference
 
 
-ROWS = read_table()
+# Answers of measures (issue 57, class 4: each right form here scored 0, read one way as the reference and another
+# as the completion), as rows of the table; their `trl` is committed here, checked live with the table's sample.
+MEASURE_ROWS = [dict(zip(("kind", "answer", "right", "wrong1", "wrong2", "hedge", "hint", "trl"), row)) for row in [
+    ("units", r"(x+1)\text{ cm}", r"(x+1)\text{ cm}", r"(x+2)\text{ cm}", r"(x-1)\text{ cm}",
+     r"(x+1)\text{ cm or }(x+2)\text{ cm}", "The side is x+1 centimetres long.", "1001"),
+    ("units", r"5\text{ cm and }7\text{ cm}", r"5\text{ cm and }7\text{ cm}", "5 cm and 8 cm", r"5\text{ cm}",
+     r"5\text{ cm and }7\text{ cm or }8\text{ cm}", "", "1011"),
+    ("units", r"5\text{ cm and }7\text{ cm}", "7 cm and 5 cm", r"7\text{ cm and }8\text{ cm}", r"12\text{ cm}",
+     r"7\text{ cm or }5\text{ cm}", "The answer is 5 cm and 7 cm.", "0000"),
+    ("units", r"5 \text{ ft }3 \text{ in}", r"5 \text{ ft }3 \text{ in}", r"5 \text{ ft }4 \text{ in}",
+     r"3 \text{ ft }5 \text{ in}", r"5 \text{ ft }3 \text{ in or }5 \text{ ft }4 \text{ in}",
+     "You should end up with 5 feet 3 inches.", "1101"),
+    ("units", r"5 \text{ ft }3 \text{ in}", r"5 \text{ feet }3 \text{ inches}", r"3 \text{ feet }5 \text{ inches}",
+     r"4 \text{ feet }3 \text{ inches}", r"4 \text{ feet or }5 \text{ feet }3 \text{ inches}", "", "1000"),
+    ("units", r"4\text{ cm by }6\text{ cm}", r"4\text{ cm by }6\text{ cm}", r"4\text{ cm by }7\text{ cm}",
+     r"24\text{ cm}", r"4\text{ cm by }6\text{ cm or }6\text{ cm by }8\text{ cm}", "", "1101"),
+    ("units", r"4\text{ cm by }6\text{ cm}", "4 by 6", "5 by 6", "4 by 7", "4 by 6 or 6 by 8",
+     "The rectangle is 4 cm by 6 cm.", "0000"),
+    ("units", r"2\text{ hours and }30\text{ minutes}", r"30\text{ minutes and }2\text{ hours}",
+     r"3\text{ hours and }30\text{ minutes}", r"30\text{ hours and }2\text{ minutes}",
+     r"3\text{ hours or }2\text{ hours and }30\text{ minutes}", "", "0000"),
+]]
+ROWS = read_table() + MEASURE_ROWS
 
 
 def test_the_table_covers_the_forms():
@@ -86,6 +109,19 @@ SAMPLE = [r for i, r in enumerate(ROWS) if committed_trl(r) != EXPECTED or i % 8
 def test_the_committed_trl_column_is_what_accuracy_reward_gives():
     live = {r["answer"] + " | " + r["right"]: trl_scores(r) for r in SAMPLE}
     assert live == {r["answer"] + " | " + r["right"]: committed_trl(r) for r in SAMPLE}
+
+
+def test_measures_are_paid_boxed_as_written_and_wrong_ones_are_not():
+    """Issue 57, class 4: an answer with units, boxed exactly as the reference writes it, is paid (TRL's
+    accuracy_reward pays each); a wrong value with the same units is not."""
+    right = [r"(x+1)\text{ cm}", r"5\text{ cm and }7\text{ cm}", r"5 \text{ ft }3 \text{ in}",
+             r"4\text{ cm by }6\text{ cm}"]
+    wrong = [(r"(x+1)\text{ cm}", r"(x+2)\text{ cm}"), (r"5\text{ cm and }7\text{ cm}", "5 cm and 8 cm"),
+             (r"5 \text{ ft }3 \text{ in}", r"3 \text{ ft }5 \text{ in}"),
+             (r"4\text{ cm by }6\text{ cm}", r"4\text{ cm}")]  # math-verify pays `4 cm`: it reads the first
+    pairs = [(a, a) for a in right] + wrong
+    scores = math_reward([completion(got) for _, got in pairs], [answer for answer, _ in pairs])
+    assert scores == [1.0] * len(right) + [0.0] * len(wrong), list(zip(pairs, scores))
 
 
 @pytest.mark.parametrize("with_task", [True, False], ids=["math_task", "generic"])

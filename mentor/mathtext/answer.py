@@ -11,6 +11,7 @@ from functools import lru_cache
 from mentor.mathtext.ascii import compact, to_ascii_math
 from mentor.mathtext.cost import MAX_EXPR_CHARS
 from mentor.mathtext.forms import answer_body, answer_parts, answer_values, is_tuple, unnamed
+from mentor.mathtext.measures import measure
 from mentor.mathtext.steps import word_list
 from mentor.mathtext.value import MATH_FN, POINTS, at_points, expression_value, variables
 
@@ -56,8 +57,12 @@ def analyse_answer(answer: str) -> Answer:
     """Parse `answer` once (cached): its numeric values, symbolic form or words (`mentor.mathtext.forms` reads the
     written forms: units, currency, separators, parts)."""
     text = str(answer).strip()
-    body = answer_body(text)  # the value's text: units, currency, separators read
+    body = answer_body(text)  # the value's text: units, currency, separators read, as a completion's are
     raw = to_ascii_math(re.sub(r"^\\boxed\s*\{(.*)\}$", r"\1", text)).strip().rstrip(".")  # the words' text
+    measures = measure(text)  # `5 ft 3 in`, `4 cm by 6 cm`: the reward compares them as measures
+    if measures is not None and all(isinstance(v, Fraction) for v, _ in measures.items):
+        values = tuple(v for v, _ in measures.items)
+        return Answer(text, values, short=_short(values))
     read = answer_values(body)
     if read is not None:  # "42", "$1,200", "25%", "376 and 625", "x=6, y=5", "x=±1, ±2", "f(x)=0 or f(x)=1"
         values, percent = read
@@ -73,20 +78,32 @@ def analyse_answer(answer: str) -> Answer:
         return Answer(text, approx=float(approx), symbolic=body, samples=(approx,) * len(POINTS), short=constant)
     if re.fullmatch(r"[-+]?\s*oo", body):  # infinity: math-verify compares it
         return Answer(text, symbolic=body, short=True)
+    symbolic = _symbolic(text, body)
+    if symbolic is not None:
+        return symbolic
     words = re.findall(r"[a-z]+", raw.lower())
-    symbols = variables(raw)
-    if symbols and len(raw) <= MAX_EXPR_CHARS and (re.search(r"[\d^/*()+\-=!]|" + MATH_FN, raw) or len(raw) == 1):
-        expr = unnamed(raw)  # `y = 2x + 1`: the expression is compared, its name is not
-        samples = at_points(expr, variables(expr) or frozenset())
-        if samples is not None:
-            return Answer(text, symbolic=expr, symbols=variables(expr), samples=samples, short=len(compact(expr)) == 1)
-        if re.search(r"[\d^/*()+=]", raw) and len([w for w in words if len(w) > 1]) <= 2:
-            return Answer(text, symbolic=raw, symbols=symbols, short=len(compact(raw)) == 1)
     if re.search(r"\\[A-Za-z]", raw):  # LaTeX left over (matrices, `\\cup`): math, not words
         return Answer(text)
     if [w for w in words if w not in STOP_WORDS]:
         return Answer(text, phrase=" ".join(stems(raw)))
     return Answer(text)
+
+
+def _symbolic(text: str, body: str) -> Answer | None:
+    r"""The answer as an expression, read from `body` (`answer_body`: `(x+1)\text{ cm}` -> `(x+1)`) as a
+    completion's is; None when it is no expression."""
+    symbols = variables(body)
+    if not symbols or len(body) > MAX_EXPR_CHARS:
+        return None
+    if not (re.search(r"[\d^/*()+\-=!]|" + MATH_FN, body) or len(body) == 1):
+        return None
+    expr = unnamed(body)  # `y = 2x + 1`: the expression is compared, its name is not
+    samples = at_points(expr, variables(expr) or frozenset())
+    if samples is not None:
+        return Answer(text, symbolic=expr, symbols=variables(expr), samples=samples, short=len(compact(expr)) == 1)
+    if re.search(r"[\d^/*()+=]", body) and len([w for w in re.findall(r"[a-z]+", body.lower()) if len(w) > 1]) <= 2:
+        return Answer(text, symbolic=body, symbols=symbols, short=len(compact(body)) == 1)
+    return None
 
 
 def stems(text: str) -> list[str]:

@@ -6,10 +6,12 @@ r"""The written forms of a final answer (MATH, GSM8K), read the same way for the
     answer_values("25%")                 -> ((1/4,), True)
     lists_options(r"\text{Yes or No}", r"\text{Yes}") -> True
 
-Read: `\$` and `$`, trailing units as text or words (`\text{ cm}`, `\mbox{ minutes}`, `dollars`, `square units`,
-`cm^2`), degree marks (`^\circ`, `°`, `\degree`), percent, thousands separators (`1,200`, `10{,}080`, `10,\!080`,
-`1\,000`), `x =` before a value, and lists (`,`, `;`, `and`, `or`, `±`). Not read: numbers in other languages'
-conventions (`1.200,50`), Roman numerals, other bases, unit conversions (`2 m` is not `200 cm`).
+Read: `\$` and `$`, units as text or words after a value (`\text{ cm}`, `\mbox{ minutes}`, `dollars`,
+`square units`, `cm^2`, `(x+1)\text{ cm}`), and after each item of a list (`5\text{ cm and }7\text{ cm}`), degree marks
+(`^\circ`, `°`, `\degree`), percent, thousands separators (`1,200`, `10{,}080`, `10,\!080`, `1\,000`), `x =` before a
+value, and lists (`,`, `;`, `and`, `or`, `±`). Measures of several units or dimensions (`5 ft 3 in`, `4 cm by 6 cm`):
+`mentor.mathtext.measures`. Not read: numbers in other languages' conventions (`1.200,50`), Roman numerals, other
+bases, unit conversions (`2 m` is not `200 cm`).
 """
 
 from __future__ import annotations
@@ -19,13 +21,13 @@ from fractions import Fraction
 
 from mentor.mathtext.ascii import to_ascii_math
 from mentor.mathtext.steps import word_list
-from mentor.mathtext.value import expression_value
+from mentor.mathtext.value import expression_value, variables
 
 _BOXED = re.compile(r"^\\boxed\s*\{(.*)\}$")
 _UNIT_GROUP = re.compile(r"\\(?:text|textrm|textnormal|mbox|mathrm|rm)\s*\{([^{}]*)\}")
 _UNIT_POWER = re.compile(r"\^\s*\{?\s*[23]\s*\}?")
 _UNIT_WORD = re.compile(r"[A-Za-z]{2,}(?:\^\(?[23]\)?)?")
-_NOT_UNITS = {"pi", "oo", "or", "and", "sqrt", "sin", "cos", "tan", "log", "ln", "exp", "floor", "ceil", "binom"}
+_NOT_UNITS = {"pi", "oo", "or", "and", "by", "sqrt", "sin", "cos", "tan", "log", "ln", "exp", "floor", "ceil", "binom"}
 MAX_UNIT_WORDS = 4  # `miles per hour`, `square units`
 _GROUPED = re.compile(r"(?<![\d.])\d{1,3}(?:,\d{3})+(?![\d])")  # `1,200`: a comma then three digits, no space
 _SPACED = re.compile(r"-?\d{1,3}(?: \d{3})+(?:\.\d+)?")  # `1 000`, from `1\,000`: only as the whole answer
@@ -51,16 +53,48 @@ def _drop_unit_text(latex: str) -> str:
     return latex
 
 
+def is_unit_word(word: str) -> bool:
+    """Whether an ASCII word can name a unit (`cm`, `dollars`, `cm^2`): two letters or more, not a function, a
+    constant or a list word."""
+    return bool(_UNIT_WORD.fullmatch(word)) and word.split("^")[0].lower() not in _NOT_UNITS
+
+
 def _drop_unit_words(body: str) -> str:
-    """ASCII `body` without up to `MAX_UNIT_WORDS` unit words after a number (`42 dollars`, `9pi square units`)."""
+    r"""ASCII `body` without up to `MAX_UNIT_WORDS` unit words after a number (`42 dollars`, `9pi square units`).
+    Not after an expression in letters: in `x^2 + 3 xy` the last word is a product, not a unit (a unit written as
+    `\text{}` after one is dropped before, by `_drop_unit_text`)."""
     words = body.split()
     kept = len(words)
-    while kept > 1 and len(words) - kept < MAX_UNIT_WORDS and _UNIT_WORD.fullmatch(words[kept - 1]) \
-            and words[kept - 1].split("^")[0].lower() not in _NOT_UNITS:
+    while kept > 1 and len(words) - kept < MAX_UNIT_WORDS and is_unit_word(words[kept - 1]):
         kept -= 1
     if kept == len(words) or not (words[kept - 1][-1:].isdigit() or words[kept - 1].endswith((")", "pi", "%"))):
         return body
+    if variables(unnamed(" ".join(words[:kept]))) != frozenset():  # `3 xy`, `(x+1) cm`: letters are variables
+        return body
     return " ".join(words[:kept])
+
+
+def _drop_part_units(body: str) -> str:
+    """ASCII `body` without the unit words after each value of a list (`5 cm and 7 cm` -> `5 and 7`): each part
+    between separators outside brackets is read alone, once."""
+    out, depth, start = [], 0, 0
+    for m in _SEPARATOR.finditer(body):
+        s = m.group()
+        if s in "([{":
+            depth += 1
+        elif s in ")]}":
+            depth -= 1
+        elif depth == 0:
+            out += [_drop_unit_words(body[start:m.start()]), f" {s} " if s.isalpha() else s]
+            start = m.end()
+    return "".join(out + [_drop_unit_words(body[start:])])
+
+
+def ascii_answer(text: str) -> str:
+    r"""The ASCII math of an answer without its `\boxed{}`, thousands separators joined, units kept
+    (`\boxed{5 \text{ ft }3 \text{ in}}` -> `5  ft 3  in`, up to spaces)."""
+    body = to_ascii_math(_BOXED.sub(r"\1", str(text).strip())).strip().rstrip(".").strip()
+    return _GROUPED.sub(lambda m: m.group().replace(",", ""), body)
 
 
 def answer_body(text: str) -> str:
@@ -71,7 +105,7 @@ def answer_body(text: str) -> str:
     ('1200', '42', 'Yes')
     """
     body = to_ascii_math(_drop_unit_text(_BOXED.sub(r"\1", str(text).strip()))).strip().rstrip(".").strip()
-    body = _GROUPED.sub(lambda m: m.group().replace(",", ""), _drop_unit_words(body))
+    body = _GROUPED.sub(lambda m: m.group().replace(",", ""), _drop_part_units(body))
     return body.replace(" ", "") if _SPACED.fullmatch(body) else body
 
 

@@ -19,6 +19,7 @@ from mentor.mathtext.forms import (
     lists_options,
     unnamed,
 )
+from mentor.mathtext.measures import same_measures
 from mentor.mathtext.steps import word_list
 from mentor.mathtext.value import at_points, close_enough, expression_value
 from mentor.mathtext.verify import mv_equal, mv_parse
@@ -92,7 +93,12 @@ def _same_items(got: str, answer: str) -> bool | None:
 def _fast_equal(got: str, answer: str) -> bool | None:
     """Whether an extracted answer equals the reference answer, decided without sympy when possible:
     words for non-numeric answers, exact values for numbers, values at fixed points for expressions; a hedge
-    (`mentor.mathtext.forms.lists_options`) is never equal. None when undecided (math-verify decides then)."""
+    (`mentor.mathtext.forms.lists_options`) is never equal; measures (`5 ft 3 in`, `4 cm by 6 cm`) by
+    `mentor.mathtext.measures.same_measures`, when either side is one. None when undecided (math-verify decides
+    then)."""
+    measures = same_measures(got, answer)  # before math-verify, which reads only the first measure of each
+    if measures is not None:
+        return measures
     ans = analyse_answer(answer)
     if ans.phrase and not ans.values and not ans.symbolic:
         return _text_match(got, answer)
