@@ -39,6 +39,26 @@ def read_failures(path: str | Path) -> tuple[list[FailedGroup], list[str]]:
     return groups, skipped
 
 
+def run_settings(path: str | Path) -> dict:
+    """How the run behind FAILURES generated and scored (`mentor.trl.attach.run_settings`, kept with its traces),
+    from its last run record; {} for a JSONL file or a store written before runs kept them."""
+    from mentor.traces import TraceStore, trace_path
+
+    path = Path(path)
+    if not path.exists() or not is_trace_store(path):
+        return {}
+    store_file = path if path.is_file() else trace_path(path)
+    if not store_file.is_file():
+        return {}
+    store = TraceStore(store_file, readonly=True)
+    try:
+        runs = store.runs()
+    finally:
+        store.close()
+    settings = runs[-1].get("training") if runs else None
+    return settings if isinstance(settings, dict) else {}
+
+
 def is_trace_store(path: Path) -> bool:
     """Whether FAILURES names a run's trace store (a folder, a `.sqlite` name, or SQLite bytes) rather than JSONL."""
     if path.is_dir() or path.suffix == ".sqlite":

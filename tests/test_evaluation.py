@@ -18,7 +18,7 @@ from mentor.traces.viewer import read_jsonl
 CONFIGS = Path(__file__).resolve().parent.parent / "benchmarks" / "eval_configs"
 ENTRY_KEYS = {"groups", "rescue_rate", "mean_reward", "hint_tokens", "withheld", "leaks_blocked", "llm_fallbacks",
               "failures", "reliance", "per_error_class", "diagnosis_accuracy", "mentor_s", "sample_s", "rescued",
-              "rescue_ci", "vs_none", "withheld_missing_column", "group_rescued"}
+              "rescue_ci", "vs_none", "withheld_missing_column", "group_rescued", "reward_parts"}
 
 
 @pytest.fixture(scope="module")

@@ -60,10 +60,18 @@ def add_arguments(p) -> None:
                    help="a mentor config YAML under a row name, or NAME=default for the default config "
                         "(repeatable; default: mentor = the default config)")
     p.add_argument("--samples", type=int, default=8, help="re-attempts per group, G (default 8)")
-    p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (default 1; 0 is greedy)")
+    p.add_argument("--temperature", type=float, help="sampling temperature (default: a run folder's, else 1; "
+                                                     "0 is greedy)")
     p.add_argument("--max-new-tokens", type=int, help="response length cap, a prefix hint included "
-                                                      f"(default {LAB_MAX_NEW_TOKENS} for the lab policy, "
+                                                      "(default: a run folder's max_completion_length, else "
+                                                      f"{LAB_MAX_NEW_TOKENS} for the lab policy, "
                                                       f"else {DEFAULT_MAX_NEW_TOKENS})")
+    p.add_argument("--reward", action="append", metavar="MODULE:FUNCTION[=WEIGHT]",
+                   help="score re-attempts with this reward function, as TRL calls it (repeatable; default: a run "
+                        "folder's own rewards where they can be imported, else the task's verifier)")
+    p.add_argument("--success-reward", action="append", metavar="NAME",
+                   help="the reward(s) whose weighted sum says a re-attempt succeeded (default: the run's "
+                        "success_reward, else every reward)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     from mentor.evaluation.vllm_engine import ENGINES
 

@@ -20,7 +20,8 @@ from mentor.types import InputError, Intervention
 def cmd_eval(args) -> int:
     """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
     (mentor/output.py), so Ctrl-C keeps the rows that finished."""
-    from mentor.command_files import check_output, read_failures
+    from mentor.command_files import check_output, read_failures, run_settings
+    from mentor.evaluation.rewards import scoring
     from mentor.policy import torch_threads
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
@@ -39,8 +40,17 @@ def cmd_eval(args) -> int:
     if args.lookahead < 0 or (args.lookahead_lr is not None and not args.lookahead_lr > 0):
         raise InputError(f"--lookahead {args.lookahead} / --lookahead-lr {args.lookahead_lr}: K must be at least 0 "
                          "(0: off) and the learning rate above 0")
-    if not args.temperature >= 0:
+    if args.temperature is not None and not args.temperature >= 0:
         raise InputError(f"--temperature {args.temperature}: must be >= 0 (0 is greedy)")
+    run = run_settings(failures)
+    scorer = scoring(args.reward, args.success_reward, run)
+    temperature = args.temperature if args.temperature is not None else run.get("temperature") or 1.0
+    max_new_tokens = args.max_new_tokens or run.get("max_completion_length")
+    if temperature == 0 and args.samples > 1:
+        raise InputError(f"--temperature 0 is greedy, so its {args.samples} samples of a group would all be the "
+                         "same: give --samples 1, or a temperature above 0")
+    print(f"{scorer.describe()}\nsampling: temperature {temperature:g}, max_new_tokens "
+          f"{max_new_tokens or 'the policy default'}" + (" (the run's, unless given)" if run else ""), file=sys.stderr)
     configs = parse_configs(args.config)
     fail_under = parse_fail_under(args.fail_under, ["none", *configs])
     groups, skipped = read_failures(args.failures)
@@ -70,8 +80,8 @@ def cmd_eval(args) -> int:
 
     try:
         with torch_threads(args.threads):
-            report = evaluate(groups, policy, runtimes, args.samples, args.temperature, args.max_new_tokens,
-                              args.seed, annotated, keep, row_done, args.lookahead, args.lookahead_lr)
+            report = evaluate(groups, policy, runtimes, args.samples, temperature, max_new_tokens,
+                              args.seed, annotated, keep, row_done, args.lookahead, args.lookahead_lr, scorer)
     except KeyboardInterrupt:
         print(f"mentor: interrupted: {len(finished)} of {len(runtimes) + 1} rows finished"
               + (f" ({', '.join(finished)}); their figures are in {partial_path(out)}" if finished else "")

@@ -11,6 +11,7 @@ from typing import Any, Callable
 from mentor.evaluation.inputs import Inputs, group_inputs
 from mentor.evaluation.intervals import paired_difference, wilson
 from mentor.evaluation.policy import Policy
+from mentor.evaluation.rewards import Scoring
 from mentor.evaluation.sampling import sample
 from mentor.summary import summarise
 from mentor.types import FailedGroup, InputError, Intervention
@@ -112,22 +113,23 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
              annotated: list[list[int | None]] | None = None,
              on_interventions: Callable[[str, list[Intervention], list[str | None]], None] | None = None,
              on_row: Callable[[str, dict[str, Any]], None] | None = None, lookahead_steps: int = 0,
-             lookahead_lr: float | None = None) -> dict[str, Any]:
+             lookahead_lr: float | None = None, scorer: Scoring | None = None) -> dict[str, Any]:
     """The report of `mentor eval` (see the module doc) for the rows `none` and each of `runtimes` (name ->
     MentorRuntime, from `load_configs`), without the `skipped` list. `annotated`: per group, each attempt's annotated
     first wrong step or None (`read_annotations`), for the rows' `diagnosis_accuracy`. `on_interventions(name,
     interventions, hinted_prompts)` is called once a row's graph has run, before its sampling, with the text the
     policy is sent for each group (None without a hint); `on_row(name, figures)` once a row is done.
     `lookahead_steps` K > 0 adds each row's `lookahead` (mentor/evaluation/lookahead.py) at learning rate
-    `lookahead_lr`, after every row has sampled (its targets come from all of them)."""
+    `lookahead_lr`, after every row has sampled (its targets come from all of them). `scorer`: how a response is
+    scored and judged a success (mentor/evaluation/rewards.py; default: the task's verifier)."""
     from tqdm.auto import tqdm
 
-    from mentor.tasks import get_task
-
+    scorer = scorer or Scoring()
     max_new_tokens = max_new_tokens or policy.max_new_tokens
     classes = [error_class(g) for g in groups]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
-                              "max_new_tokens": max_new_tokens, "configs": {}, "warnings": [],
+                              "max_new_tokens": max_new_tokens, "scoring": scorer.describe(), "configs": {},
+                              "warnings": [],
                               "problem_ids": [g.problem_id for g in groups]}
     rescued_by: dict[str, list[bool]] = {}
     sampled: dict[str, tuple[list, list, list]] = {}  # per row: inputs, responses, rewards (for the lookahead)
@@ -147,12 +149,13 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
         if on_interventions and name != "none":
             on_interventions(name, interventions, [x.hinted_text for x in inputs])
         responses = sample(policy, inputs, samples, temperature, max_new_tokens, seed, desc=f"sampling {name}")
-        rewards = [[get_task(g.task).score(text, g.reference) for text, _ in rs] for g, rs in zip(groups, responses)]
-        rescued = [max(r) > 0 for r in rewards]
+        scored = [scorer.score(g, [text for text, _ in rs]) for g, rs in zip(groups, responses)]
+        rewards, succeeded = [s[0] for s in scored], [s[1] for s in scored]
+        rescued = [any(s) for s in succeeded]
         if lookahead_steps:
             sampled[name] = (inputs, responses, rewards)
-        hinted_correct = [(x, ids) for x, h, rs, r in zip(inputs, hints, responses, rewards) if h
-                          for (_, ids), ok in zip(rs, r) if ok > 0]
+        hinted_correct = [(x, ids) for x, h, rs, ok in zip(inputs, hints, responses, succeeded) if h
+                          for (_, ids), good in zip(rs, ok) if good]
         rely = reliance(policy, hinted_correct) if name != "none" else None
         sample_s = time.perf_counter() - t0
         given = [h for h in hints if h]
@@ -184,6 +187,10 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
                                        if name != "none" else {},
             # Per group, in the order of `problem_ids`: for paired analyses across runs (mentor.evaluation.pooled).
             "group_rescued": rescued,
+            # Each reward function's mean over the row's responses (with --reward or a run's rewards): the parts of
+            # a total such as 0.5, a format reward's share beside the correctness reward's.
+            "reward_parts": {n: sum(sum(s[2][n]) for s in scored) / (len(groups) * samples)
+                             for n in (scored[0][2] if scored else {})},
         }
         report["warnings"] += missing_column_warnings(name, report["configs"][name])
         rescued_by[name] = rescued

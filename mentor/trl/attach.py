@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+from typing import Any
 
 from mentor.config import MentorConfig
 from mentor.runtime import MentorRuntime
@@ -158,13 +159,39 @@ def reference_lines(task: Task, config: MentorConfig, columns: list[str] | None,
 
 
 
+def importable_name(func) -> str | None:
+    """`module:qualname` of a reward function another process can import (`mentor eval` scores with it), else
+    None: a reward model, a lambda, a local function, one defined in a script run as __main__."""
+    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    if hasattr(func, "forward") or not module or module == "__main__" or not qualname or "<" in qualname:
+        return None
+    return f"{module}:{qualname}"
+
+
+def run_settings(trainer, config: MentorConfig) -> dict[str, Any]:
+    """How the run generates and scores, kept with its traces so that `mentor eval RUN` samples and scores as it did:
+    the completion length, temperature and chat template kwargs, whether prompts are conversational, and each
+    reward function (its name, weight and import path)."""
+    args = trainer.args
+    first = trainer.train_dataset[0]["prompt"] if len(getattr(trainer, "train_dataset", None) or []) else None
+    weights = [float(w) for w in getattr(trainer, "reward_weights", [])]
+    names = list(getattr(trainer, "reward_func_names", []))
+    return {"max_completion_length": getattr(args, "max_completion_length", None),
+            "temperature": getattr(args, "temperature", None),
+            "chat_template_kwargs": getattr(args, "chat_template_kwargs", None) or {},
+            "conversational": isinstance(first, list),
+            "rewards": [{"name": n, "function": importable_name(f), "weight": w}
+                        for n, f, w in zip(names, getattr(trainer, "reward_funcs", []), weights)],
+            "success_reward": list(config.success_reward), "collapse_threshold": config.collapse_threshold}
+
+
 def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallback:
     """Installs the generation hook on `trainer` and registers a MentorCallback serving a mentor of `config` whose
     graph `runtime` runs; returns the callback."""
     task = checked_task(trainer, config)
     references = "".join(f"\n{line}" for line in reference_lines(
         task, config, getattr(trainer.train_dataset, "column_names", None), getattr(trainer, "reward_funcs", [])))
-    callback = MentorCallback(config, runtime.versions)
+    callback = MentorCallback(config, {**runtime.versions, "training": run_settings(trainer, config)})
     trainer.add_callback(callback)
     if is_sdpo(trainer):
         SDPOHook(trainer, config, runtime, task, callback)

@@ -107,6 +107,15 @@ class BatchRules:
         """`total` as a list for the trace, with None where it is NaN (unscorable)."""
         return [None if r != r else r for r in self.total(rewards_per_func).tolist()]
 
+    def row_parts(self, rewards_per_func: torch.Tensor) -> list[dict[str, float | None]]:
+        """Each row's score by each reward function, by name (None: it abstained), for the trace; {} per row with one
+        reward function, whose part is the total."""
+        n_funcs = rewards_per_func.shape[1] if rewards_per_func.dim() == 2 else 0
+        if n_funcs < 2 or len(self.reward_names) != n_funcs:
+            return [{} for _ in range(rewards_per_func.shape[0])]
+        return [{name: None if v != v else v for name, v in zip(self.reward_names, row)}
+                for row in rewards_per_func.tolist()]
+
     def collapsed(self, rewards_per_func: torch.Tensor) -> list[int]:
         """Groups none of whose rows succeeded (`succeeded`)."""
         failed = ~self.succeeded(rewards_per_func).view(-1, self.num_generations)

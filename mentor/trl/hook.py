@@ -69,6 +69,7 @@ class StepWork:
     records: list[TraceRecord] = field(default_factory=list)
     history: dict[int, list[dict]] = field(default_factory=dict)  # hints given each group in this step
     attempts: dict[int, list[tuple[str, float]]] = field(default_factory=dict)  # each group's latest attempts
+    parts: dict[int, list[dict[str, float | None]]] = field(default_factory=dict)  # their scores per reward function
     spliced: dict[int, tuple[Reattempt, str]] = field(default_factory=dict)  # each group's last splice and hint
     mentor_s: float = 0.0
     regen_s: float = 0.0
@@ -148,6 +149,8 @@ class GenerationHook:
         totals, G = self.rules.row_rewards(rewards), self.rules.num_generations
         work.attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
                          for g in targets}
+        parts = self.rules.row_parts(rewards)
+        work.parts = {g: parts[g * G:(g + 1) * G] for g in targets}
         for round_ in range(1, self.config.max_rounds + 1):
             targets = self.mentor_round(work, round_, targets)
             if not targets or self.config.mode == "next_attempt":
@@ -213,7 +216,8 @@ class GenerationHook:
         for g, group, iv in zip(kept, groups, interventions):
             stored = library_columns(rows[g * G], group.reference, self.config.hint_candidates)
             record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
-                                 work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g))
+                                 work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g),
+                                 work.parts.get(g))
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"], earlier_tier(group))
             if not iv.hint:
@@ -222,6 +226,7 @@ class GenerationHook:
             work.history[g].append({"tier": iv.tier, "hint": iv.hint})
             if self.config.mode == "in_step" and self.splice(work, g, reattempts[g], iv.hint):
                 work.attempts[g] = [(a["completion"], a["reward"]) for a in record["reattempt"]]
+                work.parts[g] = [a.get("rewards", {}) for a in record["reattempt"]]
                 still.append(g)
         return still
 
@@ -295,9 +300,9 @@ class GenerationHook:
 
     def record(self, step: int, g: int, round_: int, group: FailedGroup, prompt: Any,
                attempts: list[tuple[str, float]], iv: Intervention, reattempt: Reattempt | None,
-               candidates: list[Candidate] | None = None) -> TraceRecord:
+               candidates: list[Candidate] | None = None, parts: list[dict] | None = None) -> TraceRecord:
         """The trace record of one intervention on `group`, whose rows' prompt is `prompt`; `candidates`: the hints
-        tried under `hint_choice: learning`. Its hinted prompt is the re-attempt's, as handed to generation; under
+        tried under `hint_choice: learning`; `parts`: each attempt's score per reward function (`row_parts`). Its hinted prompt is the re-attempt's, as handed to generation; under
         `next_attempt` (no re-attempt yet) the prompt the problem's next sampling will get."""
         hinted = None
         if reattempt is not None:
@@ -309,12 +314,13 @@ class GenerationHook:
                     "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix}
         if reattempt is not None:
             totals = self.rules.row_rewards(reattempt.scores)
-            training["reattempt"] = [{"completion": completion_text(c), "reward": r}
-                                     for c, r in zip(reattempt.gen.completions, totals)]
+            training["reattempt"] = [scored(completion_text(c), r, p) for c, r, p in
+                                     zip(reattempt.gen.completions, totals, self.rules.row_parts(reattempt.scores))]
             training["recovered"] = bool(self.rules.succeeded(reattempt.scores).any())
         if candidates:
             training["candidates"] = [c.to_dict() for c in candidates]
-        return trace_record(group, iv, [{"completion": c, "reward": r} for c, r in attempts], hinted, training)
+        parts = parts or [{}] * len(attempts)
+        return trace_record(group, iv, [scored(c, r, p) for (c, r), p in zip(attempts, parts)], hinted, training)
 
     def splice(self, work: StepWork, g: int, reattempt: Reattempt, hint: str) -> bool:
         """Splices group g's hinted re-attempt into the batch as the strategy says; whether the group as spliced
@@ -340,3 +346,9 @@ class GenerationHook:
             metrics.update({f"mentor/{key}": work.stats[key] for key in
                             ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})
         self.callback.log_step(self.adapter, work.step, metrics, work.records)
+
+
+def scored(completion: str, reward: float | None, parts: dict[str, float | None]) -> dict[str, Any]:
+    """An attempt as a trace record holds it: its completion, its total reward and, with several reward functions,
+    each one's part (`rewards`)."""
+    return {"completion": completion, "reward": reward, **({"rewards": parts} if parts else {})}

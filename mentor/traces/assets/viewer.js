@@ -559,11 +559,25 @@
   }
 
   // --- one intervention -------------------------------------------------------------------------------------
+  // With several reward functions each attempt keeps its part of each (`rewards`): a column per function.
+  function rewardNames(list) {
+    var names = [];
+    list.forEach(function (a) {
+      if (a && a.rewards && typeof a.rewards === 'object' && !Array.isArray(a.rewards)) {
+        Object.keys(a.rewards).forEach(function (k) { if (names.indexOf(k) < 0 && names.length < 16) names.push(k); });
+      }
+    });
+    return names;
+  }
+
   function completionTable(list) {
+    var names = rewardNames(list);
     return h('table', { class: 'completions' },
-      h('thead', null, h('tr', null, h('th', { text: '#' }), h('th', { text: 'completion' }), h('th', { text: 'reward' }))),
+      h('thead', null, h('tr', null, [h('th', { text: '#' }), h('th', { text: 'completion' }), h('th', { text: 'reward' })]
+        .concat(names.map(function (n) { return h('th', { class: 'part', text: n, title: 'this reward function\'s score' }); })))),
       h('tbody', null, list.map(function (a, i) {
-        return h('tr', null, h('td', { text: i + 1 }), h('td', null, h('pre', { text: a.completion })), rewardCell(a.reward));
+        return h('tr', null, [h('td', { text: i + 1 }), h('td', null, h('pre', { text: a.completion })), rewardCell(a.reward)]
+          .concat(names.map(function (n) { return rewardCell(a.rewards ? a.rewards[n] : null); })));
       })));
   }
 
