@@ -18,7 +18,8 @@ def half_for_anything(completions, **kwargs):
 
 def trained_run(tmp_path):
     trainer = make_trainer(tmp_path / "run", [arithmetic_reward, half_for_anything],
-                           dataset=make_dataset("hard", 8, seed=0), temperature=0.9)
+                           dataset=make_dataset("hard", 8, seed=0), temperature=0.9,
+                           chat_template_kwargs={"style": "terse"})
     Mentor.from_config({"success_reward": "arithmetic_reward"}).attach(trainer)
     trainer.train()
     return tmp_path / "run"
@@ -38,6 +39,7 @@ def test_eval_of_a_run_samples_and_scores_as_the_run_did(tmp_path, capsys):
     assert code == 0, err
     assert "scoring: arithmetic_reward x1, half_for_anything x1 (the run's rewards; success by arithmetic_reward" in err
     assert (report["max_new_tokens"], report["temperature"]) == (6, 0.9)  # the run's, not eval's defaults
+    assert report["chat_template_kwargs"] == {"style": "terse"} and "chat_template_kwargs {'style': 'terse'}" in err
     for row in report["configs"].values():
         parts = row["reward_parts"]
         assert parts["half_for_anything"] == 0.5 and 0.0 <= parts["arithmetic_reward"] <= 1.0
@@ -83,3 +85,14 @@ def test_a_record_keeps_each_reward_functions_part_and_the_viewer_shows_them(tmp
                        ".map(td => td.textContent)")
     assert cells[2:] == ["0.500", "0", "0.500"]
     assert browser.problems() == []
+
+
+def test_the_policy_renders_prompts_with_the_runs_chat_template_kwargs():
+    from mentor.evaluation.policy import load_policy
+
+    policy = load_policy("lab")
+    policy.tokenizer.chat_template = "{{ style }}: {{ messages[0]['content'] }}"
+    messages = [{"role": "user", "content": "Q: 1+1=? A:"}]
+    assert policy.render(messages) == ": Q: 1+1=? A:"
+    policy.chat_template_kwargs = {"style": "terse"}
+    assert policy.render(messages) == "terse: Q: 1+1=? A:"

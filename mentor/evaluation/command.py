@@ -49,8 +49,11 @@ def cmd_eval(args) -> int:
     if temperature == 0 and args.samples > 1:
         raise InputError(f"--temperature 0 is greedy, so its {args.samples} samples of a group would all be the "
                          "same: give --samples 1, or a temperature above 0")
+    template_kwargs = run.get("chat_template_kwargs") or {}
     print(f"{scorer.describe()}\nsampling: temperature {temperature:g}, max_new_tokens "
-          f"{max_new_tokens or 'the policy default'}" + (" (the run's, unless given)" if run else ""), file=sys.stderr)
+          f"{max_new_tokens or 'the policy default'}" + (f", chat_template_kwargs {template_kwargs}" if template_kwargs
+                                                        else "") + (" (the run's, unless given)" if run else ""),
+          file=sys.stderr)
     configs = parse_configs(args.config)
     fail_under = parse_fail_under(args.fail_under, ["none", *configs])
     groups, skipped = read_failures(args.failures)
@@ -63,6 +66,7 @@ def cmd_eval(args) -> int:
     for name in runtimes if kept else ():
         check_output(kept / f"{name}.jsonl", "--interventions", [failures, out] + ([html] if html else []))
     policy = load_policy(args.policy, args.engine)
+    policy.chat_template_kwargs = dict(template_kwargs)  # rendered as the run rendered its prompts
 
     ran: dict[str, list[Intervention]] = {}
 

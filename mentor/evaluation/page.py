@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +48,16 @@ def write_html(report: dict[str, Any], path: Path) -> None:
         "</tr>" + "".join(f"<tr><th>{escape(n)}</th><td>{d['attempts']}</td><td>{bar(d['exact'])}</td>"
                           f"<td>{bar(d['within_1'])}</td></tr>" for n, d in scored.items()) + "</table>")
     o = report["oracle"]
+    kwargs = report.get("chat_template_kwargs")
+    template = f", chat template kwargs {json.dumps(kwargs)}" if kwargs else ""
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>mentor eval: {escape(report['policy'])}</title>
 <style>body{{font:14px sans-serif;margin:2em}}td,th{{padding:2px 8px;text-align:right}}th{{text-align:left}}
 .bar{{display:inline-block;width:240px;height:12px;background:#eee;margin-right:6px}}
 .bar div{{height:100%;background:#4a7}}.warning{{color:#a40;font-weight:bold}}
 </style></head><body><h1>mentor eval</h1>{warnings}
 <p>policy {escape(report['policy'])}, {report['samples']} samples a group at temperature {report['temperature']}, seed
-{report['seed']}. Oracle: {100 * o['rescue_rate']:.1f}% rescued if each group got the row that rescued it; best single
+{report['seed']}, at most {report.get('max_new_tokens')} new tokens{escape(template)}; {escape(report.get('scoring', ''))}.
+Oracle: {100 * o['rescue_rate']:.1f}% rescued if each group got the row that rescued it; best single
 row {escape(o['best_single'])} at {100 * o['best_single_rate']:.1f}%. Intervals are 95%, over groups: Wilson's for a
 rate, Newcombe's paired one for the difference from none (docs/evaluation.md).</p>
 <table><tr><th>config</th>{''.join(f'<th>{k}</th>' for k in keys)}</tr>{table}</table>

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ class Policy:
     tokenizer: Any
     max_new_tokens: int  # the default response length for this policy
     engine: Any = None  # a VllmEngine under --engine vllm; None: transformers' generate
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # a run's own (`enable_thinking`...)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -37,7 +38,8 @@ class Policy:
     def render(self, messages: list[dict]) -> str:
         """The text the policy continues for a conversational prompt: the chat template with its generation prompt.
         It is encoded with add_special_tokens=False, so a BOS the template writes is kept once, never doubled."""
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True,
+                                                  **self.chat_template_kwargs)
 
     def placement(self, where: str, task: Task) -> Placement:
         """Where a hint goes for this policy (`hint_placement`), as the in-step hook places it in training."""

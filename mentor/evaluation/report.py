@@ -128,7 +128,8 @@ def evaluate(groups: list[FailedGroup], policy: Policy, runtimes: dict[str, Any]
     max_new_tokens = max_new_tokens or policy.max_new_tokens
     classes = [error_class(g) for g in groups]
     report: dict[str, Any] = {"policy": policy.name, "samples": samples, "temperature": temperature, "seed": seed,
-                              "max_new_tokens": max_new_tokens, "scoring": scorer.describe(), "configs": {},
+                              "max_new_tokens": max_new_tokens, "chat_template_kwargs": policy.chat_template_kwargs,
+                              "scoring": scorer.describe(), "configs": {},
                               "warnings": [],
                               "problem_ids": [g.problem_id for g in groups]}
     rescued_by: dict[str, list[bool]] = {}
