@@ -302,8 +302,9 @@ class GenerationHook:
                attempts: list[tuple[str, float]], iv: Intervention, reattempt: Reattempt | None,
                candidates: list[Candidate] | None = None, parts: list[dict] | None = None) -> TraceRecord:
         """The trace record of one intervention on `group`, whose rows' prompt is `prompt`; `candidates`: the hints
-        tried under `hint_choice: learning`; `parts`: each attempt's score per reward function (`row_parts`). Its hinted prompt is the re-attempt's, as handed to generation; under
-        `next_attempt` (no re-attempt yet) the prompt the problem's next sampling will get."""
+        tried under `hint_choice: learning`; `parts`: each attempt's score per reward function (`row_parts`). Its
+        hinted prompt is the re-attempt's, as handed to generation; under `next_attempt` (no re-attempt yet) the
+        prompt the problem's next sampling will get."""
         hinted = None
         if reattempt is not None:
             hinted = reattempt.prompt
