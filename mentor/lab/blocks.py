@@ -333,6 +333,11 @@ def _run_blocks(out_dir: Path, settings, needed: int, grpo_seeds: int, jobs: int
                         keep_partial()
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
+            # A block its worker wrote before this process heard of it is in the summary too (the file is there).
+            names = [f"p{seed}-g{g}" for seed, info in policies.items() if info["kept"] for g in range(grpo_seeds)]
+            for name in names:
+                if name not in blocks and (block := finished_block(out_dir, name, settings)) is not None:
+                    blocks[name] = block
             keep_partial()
             print(f"interrupted: {len(blocks)} finished block(s) kept in {out_dir / 'blocks'}; their summary is in "
                   f"{partial_path(out_dir / 'results.json')}", flush=True)
