@@ -18,7 +18,8 @@ fi
 stage=all
 if [ "${1:-}" = failures ]; then stage=failures; shift; fi  # only the failures stage: the evals follow later
 server=
-stop_server() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }
+# (a killed server's wait returns 143: under `set -e` that ended the script before its summary, as in seed 3's run)
+stop_server() { if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; server=; }
 trap stop_server EXIT
 for s in "$@"; do
   if [ ! -f $E/failures_$s.jsonl ]; then
@@ -39,6 +40,8 @@ for s in "$@"; do
         --config mentor_big=benchmarks/eval_configs/qwen_mentor_big.yaml \
         --interventions $E/iv_$s -o $E/eval_$s.json >>$E/log_$s.txt 2>&1
     stop_server
+  fi
+  if [ $stage = all ]; then  # the counts only (no rate): groups, fallbacks with their causes, withheld hints
     jq -r '.configs | to_entries[] | "\(.key): \(.value.groups) groups, \(.value.llm_fallbacks // 0) llm fallbacks, \(.value.withheld // 0) withheld"' \
         $E/eval_$s.json | tee -a $E/log_$s.txt
     cat $E/iv_$s/*.jsonl | jq -r 'select((.fallbacks // []) | length > 0) | .fallbacks[]' | cut -c1-120 \
