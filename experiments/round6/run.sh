@@ -31,6 +31,12 @@ for s in "$@"; do
         --policy $M --seed $s --engine vllm -o $E/failures_$s.jsonl 2>>$E/log_$s.txt | tee -a $E/log_$s.txt
   fi
   if [ $stage = all ] && [ ! -f $E/eval_$s.json ]; then
+    # The eval, its engine and the 1.5B server peak near this VM's 24 GB (seed 6's first attempt was OOM-killed at
+    # 23.7 GB): swap, which changes no computation, lets the idle server page out instead.
+    if [ "$(awk '/SwapTotal/ {print $2}' /proc/meminfo)" -lt $((7 << 20)) ]; then  # kB: 8 GB of swap less its header
+      echo "seed $s: add 8 GB of swap first: fallocate -l 8G /swapfile && chmod 600 /swapfile && mkswap /swapfile" \
+           "&& swapon /swapfile"; exit 2
+    fi
     echo "== seed $s: eval, $(stamp)" | tee -a $E/log_$s.txt
     make -s serve-qwen-1.5b QWEN_BIG_PORT=$PORT >>$E/server_$s.txt 2>&1 & server=$!
     until curl -sf localhost:$PORT/v1/models >/dev/null; do kill -0 $server; sleep 5; done
