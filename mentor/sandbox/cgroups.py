@@ -52,7 +52,7 @@ class SlotCgroups:
         if memory_mb != self.memory_mb:
             limit = str(memory_mb << 20)
             if self.version == 1:
-                _write(os.path.join(self.dirs["memory"], "memory.limit_in_bytes"), limit)
+                self._set_v1_memory(limit, raising=self.memory_mb is not None and memory_mb > self.memory_mb)
             else:
                 _write(os.path.join(self.dirs["memory"], "memory.max"), limit)
                 try:
@@ -63,6 +63,23 @@ class SlotCgroups:
         if max_procs != self.max_procs:
             _write(os.path.join(self.dirs["pids"], "pids.max"), str(max_procs))
             self.max_procs = max_procs
+
+    def _set_v1_memory(self, limit: str, raising: bool) -> None:
+        """The memory limit under cgroup v1, swap included: RAM + swap (`memsw`) capped at the limit too, or on a
+        machine with swap the slot's processes would page out rather than be stopped. `memsw` may never be below the
+        RAM limit, so a raised limit writes it first. Without swap accounting (no `memsw` file), `swappiness` 0 keeps
+        the slot's memory out of swap instead."""
+        folder = self.dirs["memory"]
+        ram, memsw = os.path.join(folder, "memory.limit_in_bytes"), os.path.join(folder, "memory.memsw.limit_in_bytes")
+        if not os.path.exists(memsw):
+            _write(ram, limit)
+            try:
+                _write(os.path.join(folder, "memory.swappiness"), "0")
+            except OSError:
+                pass
+            return
+        for path in ((memsw, ram) if raising else (ram, memsw)):
+            _write(path, limit)
 
     def pids(self) -> list[int]:
         try:
