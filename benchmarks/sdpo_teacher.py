@@ -1,5 +1,5 @@
-"""Is SDPO's self-teacher a better policy than its student in the composed lab? See docs/lab.md, "Why the SDPO arms
-unlearned".
+"""Is SDPO's self-teacher a better policy than its student in the composed lab? See docs/evidence/sdpo42.md, "Why the
+SDPO arms unlearned".
 
 SDPO distils the student towards the policy itself, reading a reprompt: the plain prompt plus a demonstration or
 feedback, in the templates of `SDPOConfig`. That helps only where the policy, given the reprompt, answers better than

@@ -6,8 +6,8 @@ training problems the library is chosen on, sampling seed = the seed) with the r
 `mentor`, and `--lookahead K` (default 5 steps at the demo's learning rate 1e-3). Each trained arm is matched to its
 row (`resample` to `none`, `static_hints` to the seed's library step, `mentor` to `mentor`) and the Spearman
 correlation of each figure with the trained outcome is reported per block and per seed (the mean over its blocks),
-with their means. `--earlier` adds the issue-24 runs (seeds 0-2, `static_hints` and `mentor`, docs/lab.md): whether
-each figure orders the two arms as training did.
+with their means. `--earlier` adds the issue-24 runs (seeds 0-2, `static_hints` and `mentor`,
+docs/evidence/round2-composed-lab.md): whether each figure orders the two arms as training did.
 
     .venv/bin/python experiments/lookahead_validation.py runs/blocks/results.json --json runs/lookahead.json
 """
@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 ROW_OF = {"resample": "none", "mentor": "mentor"}  # static_hints: the seed's library step
-# docs/lab.md, "Trained: 3 arms x 3 seeds": held-out accuracy after 200 steps (library step 1, 2, 2).
+# docs/evidence/round2-composed-lab.md, "Trained: 3 arms x 3 seeds": held-out accuracy after 200 steps
+# (library step 1, 2, 2).
 EARLIER = {0: {"static_hints": 0.218, "mentor": 0.150, "step": 1}, 1: {"static_hints": 0.302, "mentor": 0.364, "step": 2},
            2: {"static_hints": 0.104, "mentor": 0.090, "step": 2}}
 

@@ -1,4 +1,4 @@
-r"""What SmolLM2-135M-Instruct's re-attempts look like with each hint (docs/evaluation.md, "What it means"): per row,
+r"""What SmolLM2-135M-Instruct's re-attempts look like with each hint (docs/evidence/round3-step0-evals.md): per row,
 of the G samples per collapsed sum group, how many write a \boxed{}, how many state the right sum somewhere, and how
 many the verifier scores right (those that end on it). The samples are `mentor eval`'s own: the same rows, seed and
 batches (mentor.evaluation.sample), so the last column equals G x groups x the report's mean_reward.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 40's pre-registered run (docs/evaluation.md, "Pre-registration (issue 40 item 3)"), exactly its commands, per
+# Issue 40's pre-registered run (docs/evidence/qwen40.md, "Pre-registration"), exactly its commands, per
 # sampling seed; a seed's file that exists is kept, so the run resumes across sessions (commit this folder before each
 # stop; log_S.txt keeps each command's printed figures). Needs a quiet machine and `make setup-vllm setup-qwen`.
 # Usage: experiments/qwen40/run.sh [SEED ...] (default 0 1 2); STAGES=failures runs only the first stage (to fit a

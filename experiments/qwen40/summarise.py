@@ -1,5 +1,5 @@
 """Issue 40's run, what `mentor eval`'s own table (kept in log_S.txt) does not show, from the committed files of
-experiments/qwen40 (docs/evaluation.md, "Real policy: Qwen2.5-Coder-0.5B"): per seed, how many `feedback` hints the
+experiments/qwen40 (docs/evidence/qwen40.md): per seed, how many `feedback` hints the
 rules leakage checker would have withheld, and one rescued and one unrescued group per hinted row, as text; then, per
 row over the seeds, hint tokens, reliance and the counts of what the mentor did (issue 40 item 4). Reads only;
 samples nothing.

@@ -1,6 +1,6 @@
-"""Round 5's secondary figures (docs/lab.md, "Evidence, round 5"), from the finished run: per policy the outcomes, hint
-dependence per arm with the same hints, the training time per arm over the mentor's, and how often the learning rule
-gave a hint other than the graph's. Reads only; trains nothing.
+"""Round 5's secondary figures (docs/evidence/round5-fresh-policies.md), from the finished run: per policy the outcomes,
+hint dependence per arm with the same hints, the training time per arm over the mentor's, and how often the learning
+rule gave a hint other than the graph's. Reads only; trains nothing.
 
     .venv/bin/python experiments/round5/summarise.py
 
