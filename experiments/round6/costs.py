@@ -16,6 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from summarise import records, seed_of  # this folder's: the script runs from it
+
 HERE = Path(__file__).parent
 NODES = ("root_cause_analyst", "hint_composer")
 BIG = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
@@ -24,15 +26,6 @@ BIG = "Qwen/Qwen2.5-Coder-1.5B-Instruct"
 # 2 x 1.5e9 FLOP a token at about 200 TFLOP/s (20% of the bf16 peak), about 70,000 tokens/s.
 GPU_DECODE_TOKENS_S = 1000.0
 GPU_PREFILL_TOKENS_S = 70000.0
-
-
-def seeds(folder: Path) -> list[int]:
-    return sorted(int(p.stem.split("_")[1]) for p in folder.glob("eval_*.json"))
-
-
-def records(folder: Path, seed: int, row: str) -> list[dict]:
-    path = folder / f"iv_{seed}" / f"{row}.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
 def node_answer(record: dict, node: str) -> str:
@@ -82,7 +75,7 @@ def main(argv: list[str]) -> int:
                              "HumanEval; round 6's problems were chosen to collapse, so they overstate it)")
     parser.add_argument("--no-tokens", action="store_true", help="skip counting the 1.5B's tokens (no tokenizer load)")
     args = parser.parse_args(argv)
-    found = seeds(args.dir)
+    found = sorted(seed_of(p) for p in args.dir.glob("eval_*.json"))
     if not found:
         print(f"error: no eval_S.json in {args.dir}", file=sys.stderr)
         return 2
@@ -107,7 +100,8 @@ def main(argv: list[str]) -> int:
         for node in NODES:
             seconds = [rec["latency_s"][node] for rec in recs if node in (rec.get("latency_s") or {})]
             print(f"  {node} s a group (latency_s): {spread(seconds)}")
-        print(f"  graph wall a group (mentor_s / groups): {wall / groups:.1f} s; hint tokens a group: {tokens / groups:.1f}")
+        print(f"  graph wall a group (mentor_s / groups): {wall / groups:.1f} s; hint tokens a group: "
+              f"{tokens / groups:.1f}")
         print(f"  a training step here: {per_step * wall / groups:.0f} s of mentor for its {per_step:.2f} collapsed"
               f" groups (as this eval batched them)")
         if tokenizer is not None:

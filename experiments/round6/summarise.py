@@ -26,7 +26,8 @@ def seed_of(path: Path) -> int:
 
 def unfinished(folder: Path) -> list[int]:
     """The seeds whose failures ran and whose eval has not."""
-    return sorted(seed_of(p) for p in folder.glob("failures_*.jsonl") if not (folder / f"eval_{seed_of(p)}.json").exists())
+    return sorted(seed_of(p) for p in folder.glob("failures_*.jsonl")
+                  if not (folder / f"eval_{seed_of(p)}.json").exists())
 
 
 def records(folder: Path, seed: int, row: str) -> list[dict]:
@@ -80,7 +81,8 @@ def examples(folder: Path, reports: dict[int, dict]) -> list[str]:
     for name in next(iter(reports.values()))["configs"]:
         for want in (True, False):
             found = next(((seed, record) for seed, report in reports.items()
-                          for record, rescued in zip(records(folder, seed, name), report["configs"][name]["group_rescued"])
+                          for record, rescued in zip(records(folder, seed, name),
+                                                     report["configs"][name]["group_rescued"])
                           if rescued == want and record.get("hint")), None)
             if found:
                 seed, record = found
