@@ -43,7 +43,7 @@ def main() -> None:
     from mentor.lab import composed_demo as cd
     from mentor.lab.demo_cli import parse_seed_list
     from mentor.lab.sampling import completions, evaluate
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
     from mentor.tasks.composed import format_answer, step_hint
 
     torch.set_num_threads(1)

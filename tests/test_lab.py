@@ -221,7 +221,7 @@ def test_pretrained_policy_is_cached(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def lab_policy():
     from mentor.lab.pretrain import pretrained_policy
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
 
     path = pretrained_policy(LAB_CACHE, seed=0, progress=False)
     model, tok = load_checkpoint(path)

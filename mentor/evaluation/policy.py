@@ -51,7 +51,7 @@ def load_policy(name: str, engine: str = "hf") -> Policy:
     `engine` "vllm" samples it through vLLM (mentor/evaluation/vllm_engine.py), "hf" through transformers."""
     from mentor.evaluation.vllm_engine import ENGINES, VllmEngine
     from mentor.models import resolve
-    from mentor.policy import COMMITTED_POLICY, load_checkpoint  # `lab` names the committed one
+    from mentor.models.checkpoint import COMMITTED_POLICY, load_checkpoint  # `lab` names the committed one
 
     if engine not in ENGINES:
         raise InputError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")

@@ -56,7 +56,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         return _run_composed_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library or {})
     from mentor.lab import data as labdata
     from mentor.lab.sampling import completions, evaluate, first_digits
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
     from mentor.rewards import arithmetic_reward
     from mentor.tasks import arithmetic
 
@@ -174,7 +174,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     attempts first go wrong (`first_wrong_steps` in each curve point) and the groups the hints recovered."""
     from mentor.lab import composed_demo as cd
     from mentor.lab.composed_eval import library_config
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
     from mentor.rewards import composed_reward
 
     model, tokenizer = load_checkpoint(policy_dir)

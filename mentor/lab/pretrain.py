@@ -25,7 +25,8 @@ from mentor.lab import composed
 from mentor.lab import data as labdata
 from mentor.lab.sampling import evaluate
 from mentor.lab.tokenizer import encode
-from mentor.policy import COMMITTED_POLICY, torch_threads
+from mentor.models.checkpoint import COMMITTED_POLICY
+from mentor.policy import torch_threads
 from mentor.tasks import arithmetic
 
 # Bump when a code change alters the trained weights (data mixture, loss, schedule, model code).
