@@ -25,7 +25,7 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from mentor.tasks.composed import BASE, OPS, apply, format_answer, format_prompt, hint_prompt, step_hint, steps_of
+from mentor.tasks.composed import BASE, OPS, apply, format_prompt, hint_prompt, response, step_hint, steps_of
 
 LEVELS = {"easy": 2, "hard": 3}  # steps per problem
 HELDOUT_BUCKETS = 10
@@ -115,7 +115,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
                 if rng.random() < hp["hard_hint_share"]:  # a hint line that says what the policy writes anyway
                     prompt = hint_prompt(prompt, step_hint(steps, rng.randint(1, LEVELS["hard"] - 1)))
                 prompts.append(prompt)
-                completions.append(" " + format_answer(steps))
+                completions.append(response(steps))
                 given.append(0)
             else:
                 digits, ops = random_problem(rng, "easy")
@@ -128,7 +128,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
                 else:
                     steps = steps_of(digits, ops, table)
                 prompts.append(prompt)
-                completions.append(" " + format_answer(steps))
+                completions.append(response(steps))
                 given.append(0)
             ends.append(True)
         return prompts, completions, ends, given
