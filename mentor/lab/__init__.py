@@ -1,6 +1,9 @@
 """The offline CPU lab: a tiny policy that collapses to zero reward on hard addition, and hints that help.
 
-- `mentor.lab.data`: problems and datasets of either lab (no torch import); their prompt, answer and hint formats
+- `mentor.lab.labs`: one record per lab (its task, response length, problems, pre-training recipe, committed
+  policy and defaults), read by the machinery below; `mentor.lab.addition` and `mentor.lab.composed` are each
+  lab's own module.
+- `mentor.lab.data`: problems and datasets of any lab (no torch import); their prompt, answer and hint formats
   and the reward are the task's, in `mentor.tasks.arithmetic` (or `mentor.tasks.composed`).
 - `mentor.lab.tokenizer`: the char-level tokenizer.
 - `mentor.lab.model`: the small Llama policy.

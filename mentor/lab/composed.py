@@ -36,6 +36,14 @@ MAX_NEW_TOKENS = 8  # ` 1 7 6` and EOS, with a token to spare
 # --commit` copies it from the cache.
 COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
 
+# Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
+# unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
+COMPOSED_STRATEGY: dict[str, Any] = {"task": "composed", "strategy": "mixed", "mixed_share": 0.75,
+                                     "hint_placement": "prompt", "strip_hint": True, "reliance_every": 10}
+# The demo's budget in this lab (the rest of DemoSettings as in the default lab): a full 3-arm run of a new seed,
+# pre-training included, fits in 15 minutes on 2 cores (docs/benchmarks.md).
+COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train_problems": 4000,
+                                     "heldout_problems": 500, "eval_every": 25}
 PRETRAIN_DEFAULTS: dict[str, Any] = {
     "steps": 1600,
     "batch_size": 64,

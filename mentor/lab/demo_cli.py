@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mentor.lab.demo import run_demo
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
+from mentor.lab.labs import LABS
 from mentor.types import InputError
 
 
@@ -78,7 +79,7 @@ def add_demo_command(sub) -> None:
     """Registers `mentor demo` on the CLI's sub-parsers."""
     demo = sub.add_parser("demo", help="the offline CPU lab: zero-reward collapse and the mentor's recovery")
     demo.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
-    demo.add_argument("--lab", default="addition", choices=LABS,
+    demo.add_argument("--lab", default="addition", choices=list(LABS),
                       help="addition (default: the CPU lab) or composed (the composed-skills lab, docs/lab.md)")
     demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
     demo.add_argument("--steps", type=int, help="GRPO steps per arm")
