@@ -129,6 +129,13 @@ class MentorConfig:
                 "problem for its next sampling, with no extra generation)."})
     columns: dict[str, str] = field(default_factory=dict, metadata={
         "help": "Our reference field -> dataset column, for datasets that name them otherwise."})
+    redraw_all_pass: bool = field(default=False, metadata={
+        "help": "Also replace the other kind of group with no gradient: one whose every attempt succeeded with one "
+                "total reward. Before the collapse check, each such group becomes G fresh attempts at another "
+                "training row, drawn with replacement by a seed of the run's seed, the step and the group (DAPO's "
+                "dynamic sampling, one draw a group; the sampler and its epochs are untouched). A replacement that "
+                "collapses is mentored as any collapsed group; one that is all-pass again is kept. Traced with "
+                "`hint_source: all_pass`; `mentor/all_pass_*` metrics. `in_step` mode only, not under SDPO."})
 
     # The choice: which hint a hinted group gets.
     hint_source: str = field(default="graph", metadata={
@@ -187,6 +194,8 @@ class MentorConfig:
         if self.hint_source == "none" and (self.mode != "in_step" or self.hint_choice != "graph"):
             raise InputError("hint_source: none re-draws collapsed groups inside the step, with no hint to choose: "
                              "it needs mode: in_step and hint_choice: graph")
+        if self.redraw_all_pass and self.mode != "in_step":
+            raise InputError("redraw_all_pass: true draws a fresh group inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and self.mode != "in_step":
             raise InputError("hint_choice: learning tries each candidate inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and not self.hint_candidates and self.graph_draws < 2:

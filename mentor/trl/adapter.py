@@ -149,6 +149,18 @@ class TrainerAdapter(TrainerReads):
     def per_device_batch_size(self) -> int:
         return self.trainer.args.per_device_train_batch_size
 
+    @property
+    def seed(self) -> int:
+        return self.trainer.args.seed
+
+    @property
+    def train_size(self) -> int:
+        return len(self.trainer.train_dataset)
+
+    def train_row(self, index: int) -> dict:
+        """Row `index` of the training set, as the trainer's data loader hands rows to `_generate_and_score`."""
+        return dict(self.trainer.train_dataset[index])
+
     # --- the calls ------------------------------------------------------------------------------------------
     def generate(self, prompts: list) -> Generation:
         """The trainer's own generation (transformers, vLLM colocate or server alike)."""

@@ -19,6 +19,7 @@ each rank splices the rows it holds. Every rank makes the same collective calls 
 from __future__ import annotations
 
 import logging
+import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,7 +33,7 @@ from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.summary import summarise
 from mentor.tasks.base import Task, completion_text
-from mentor.trace_format import TraceRecord, trace_record
+from mentor.trace_format import ALL_PASS_SOURCE, TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, Reattempt, problem_id
 from mentor.trl.choice import Candidate, HintChoice
@@ -139,12 +140,19 @@ class GenerationHook:
         it), so every rank finds the same collapsed groups, and gathers their rows from the ranks that hold them.
         """
         step, offset = self.adapter.global_step, rank_and_world()[0] * len(prompts)
-        targets = self.rules.collapsed(rewards)
+        redrawn, redraw_s = self.redraw_all_pass(step, offset, prompts, rows, out, rewards) \
+            if self.config.redraw_all_pass else ([], 0.0)
+        targets = self.rules.collapsed(rewards)  # a re-drawn group that collapsed among them
         graduated = self.graduates(targets, offset, rows)  # before this step's hints join the history
         completions = out.completions
         if targets or self.ledger.pending:  # the same on every rank, so all ranks gather or none does
             prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
         work = StepWork(step, offset, prompts, rows, out, rewards, self.runtime.structured.fallbacks)
+        work.records, work.regen_s = [record for record, _ in redrawn], redraw_s
+        for _, outcome in redrawn:
+            work.stats["all_pass_redrawn"] += 1
+            work.stats["all_pass_zero_variance"] += outcome["zero_variance"]
+            work.stats["all_pass_collapsed"] += outcome["collapsed"]
         work.history = {g: [] for g in targets}
         totals, G = self.rules.row_rewards(rewards), self.rules.num_generations
         work.attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
@@ -156,6 +164,74 @@ class GenerationHook:
             if not targets or self.config.mode == "next_attempt":
                 break
         self.log_step(work, graduated)
+
+    def redraw_all_pass(self, step: int, offset: int, prompts: list, rows: list[dict], out: Generation,
+                        rewards: torch.Tensor) -> tuple[list[tuple[TraceRecord, dict]], float]:
+        """Replaces each group whose every row succeeded with one total reward (`redraw_all_pass`), in place, by G
+        fresh attempts at another training row (`fresh_row`); returns each one's trace record with its outcome, and
+        the seconds the draws took. TRL's own prompt list (`prompts`) and rows (`self.rows`) become the fresh row's,
+        so its completions table and the step's later rounds read the problem the rows now hold. Every rank finds
+        the same groups (the rewards are gathered) and draws the same rows."""
+        groups = self.rules.all_passed(rewards)
+        if not groups:
+            return [], 0.0
+        G = self.rules.num_generations
+        before = self.rows_of(groups, offset, prompts, rows, out.completions)
+        fresh = {g: self.fresh_row(step, g) for g in groups}
+        draws, seconds = self.reattempt({g * G: fresh[g]["prompt"] for g in groups},
+                                        {g * G + j: {**fresh[g], "mentor_hint": ""} for g in groups for j in range(G)},
+                                        [(g, "") for g in groups])
+        totals_before = self.rules.row_rewards(rewards)
+        redrawn = []
+        for g, draw in zip(groups, draws):
+            totals, parts = self.rules.row_rewards(draw.scores), self.rules.row_parts(draw.scores)
+            outcome = {"problem_id": problem_id(fresh[g]), "prompt": prompt_text(fresh[g]["prompt"]),
+                       "attempts": [scored(completion_text(c), r, q)
+                                    for c, r, q in zip(draw.gen.completions, totals, parts)],
+                       "zero_variance": bool(self.rules.zero_variance(draw.scores)),
+                       "collapsed": bool(self.rules.collapsed(draw.scores))}
+            first_prompt, first_row, _ = before[g * G]
+            attempts = [scored(completion_text(before[g * G + j][2]), totals_before[g * G + j], {}) for j in range(G)]
+            redrawn.append((self.all_pass_record(step, g, first_prompt, first_row, attempts, outcome), outcome))
+            self.rules.replace_group(g, draw.gen, draw.scores, out, offset, rewards)
+            for j in range(G):
+                i = g * G + j - offset
+                if 0 <= i < len(prompts):  # a row this rank holds
+                    prompts[i], self.rows[i] = fresh[g]["prompt"], fresh[g]
+                    rows[i] = {**fresh[g], **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)}}
+        return redrawn, seconds
+
+    def fresh_row(self, step: int, g: int) -> dict:
+        """The training row that replaces all-pass group g at `step`: drawn with replacement from the whole training
+        set by a seed of the run's seed, the step and the group, so a resumed run, and every rank, draws the same;
+        the sampler and its epochs are untouched."""
+        rng = random.Random(f"mentor/redraw_all_pass/{self.adapter.seed}/{step}/{g}")
+        return self.adapter.train_row(rng.randrange(self.adapter.train_size))
+
+    def all_pass_record(self, step: int, g: int, prompt: Any, row: dict, attempts: list[dict], replacement: dict
+                        ) -> TraceRecord:
+        """The trace record of all-pass group g's re-draw: the group as it was (its attempts all succeeded) and, in
+        `replacement`, the row and attempts that took its place. No graph ran, and no hint was given."""
+        reference = {name: row[self.config.columns.get(name, name)]
+                     for name in self.task.reference_fields + self.task.optional_reference_fields
+                     if row.get(self.config.columns.get(name, name)) is not None}
+        group = FailedGroup(problem_id(row), self.task.name, prompt_text(prompt), reference,
+                            [Attempt(a["completion"], a["reward"] or 0.0) for a in attempts])
+        iv = Intervention(group.problem_id, group.task, hint="", backend={"hint_source": ALL_PASS_SOURCE})
+        training = {"step": step, "group": g, "round": 0, "reattempt": [], "recovered": None,
+                    "strategy": self.config.strategy, "placement": self.config.hint_placement,
+                    "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix,
+                    "replacement": replacement}
+        return trace_record(group, iv, attempts, None, training)
+
+    def rows_of(self, groups: list[int], offset: int, prompts: list, rows: list[dict], completions: list
+                ) -> dict[int, tuple[Any, dict, Any]]:
+        """Every rank's (prompt, row, completion) of the `groups`' rows, by row number in the whole batch, in one
+        collective."""
+        G = self.rules.num_generations
+        wanted = {g * G + j for g in groups for j in range(G)}
+        mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
+        return {i: entry for part in gather(mine) for i, entry in part.items()}
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
@@ -343,6 +419,9 @@ class GenerationHook:
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
                                                              - work.fallbacks_before)),
         }
+        if self.config.redraw_all_pass:
+            metrics.update({f"mentor/{key}": work.stats[key] for key in
+                            ("all_pass_redrawn", "all_pass_zero_variance", "all_pass_collapsed")})
         if self.config.hint_choice == "learning":  # mentor/trl/choice.py's figures
             metrics.update({f"mentor/{key}": work.stats[key] for key in
                             ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})
