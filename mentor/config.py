@@ -157,6 +157,16 @@ class MentorConfig:
         "help": "Under `hint_choice: learning`, the graph's hint is tried this many times, G attempts each, as "
                 "separate candidates: with no `hint_candidates`, a best-of-N choice among draws of one hint (the "
                 "control that tells the choice between hints from the extra attempts)."})
+    hint_memory: bool = field(default=False, metadata={
+        "help": "Remember the hints that rescued: a hint whose re-attempt recovered a problem is tried first, with "
+                "no graph run, the next time that problem's group collapses (leak-checked again), and dropped once it "
+                "fails there. Rescuing hints are also kept per error class (`hint_memory_size`), as further "
+                "candidates for `hint_choice: learning`. Saved in checkpoints; a record served from memory says so "
+                "(`backend.hint_source: memory`, `memory`: the step and problem it came from). `in_step` mode and "
+                "`hint_source: graph` only."})
+    hint_memory_size: int = field(default=8, metadata={
+        "help": "Under `hint_memory`, the rescuing hints kept per error class: the latest distinct ones, the oldest "
+                "evicted first."})
     reliance_penalty: float = field(default=1.0, metadata={
         "help": "Under `hint_choice: learning`, a candidate's score is multiplied by exp(reliance_penalty x "
                 "min(0, reliance)), reliance HiLL's over its correct attempts (per token; below 0 where the hint "
@@ -194,6 +204,9 @@ class MentorConfig:
         if self.hint_source == "none" and (self.mode != "in_step" or self.hint_choice != "graph"):
             raise InputError("hint_source: none re-draws collapsed groups inside the step, with no hint to choose: "
                              "it needs mode: in_step and hint_choice: graph")
+        if self.hint_memory and (self.mode != "in_step" or self.hint_source != "graph"):
+            raise InputError("hint_memory: true remembers the hints whose in-step re-attempt recovered; it needs mode: "
+                             "in_step and hint_source: graph")
         if self.redraw_all_pass and self.mode != "in_step":
             raise InputError("redraw_all_pass: true draws a fresh group inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and self.mode != "in_step":
@@ -310,6 +323,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
     "reliance_penalty": (lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "graph_draws": (lambda v: v >= 1, "an integer >= 1"),
+    "hint_memory_size": (lambda v: v >= 1, "an integer >= 1"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),

@@ -86,6 +86,11 @@ class TraceRecord(TypedDict, total=False):
 ALL_PASS_SOURCE = "all_pass"
 
 
+# The `backend.hint_source` of an intervention `hint_memory` served: its problem's remembered hint, no graph run; the
+# record's `memory` names the step and problem the hint came from.
+MEMORY_SOURCE = "memory"
+
+
 def is_all_pass(record: dict[str, Any]) -> bool:
     """Whether a trace record is an all-pass group's re-draw (`ALL_PASS_SOURCE`), not a failed group's."""
     return (record.get("backend") or {}).get("hint_source") == ALL_PASS_SOURCE

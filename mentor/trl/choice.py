@@ -94,13 +94,16 @@ class HintChoice:
         self.config, self.rules, self.placement, self.adapter, self.task = config, rules, rules.placement, adapter, task
 
     def chosen(self, step: int, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]],
-               groups: dict[int, FailedGroup], stats: Counter, reattempt: ReattemptFn
+               groups: dict[int, FailedGroup], stats: Counter, reattempt: ReattemptFn,
+               library: dict[int, list[tuple[str, str]]] | None = None
                ) -> tuple[dict[int, Reattempt], dict[int, list[Candidate]], float]:
         """Every hinted group's candidates tried, G attempts each (through `reattempt`); each intervention's hint
-        becomes its best candidate, whose attempts are the group's re-attempt. Returns the re-attempts and the
-        candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
-        G = self.rules.num_generations
-        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats) for g, iv in hinted}
+        becomes its best candidate, whose attempts are the group's re-attempt. `library`: by group, further
+        (hint, source) candidates, `hint_memory`'s rescuing hints of the group's error class. Returns the re-attempts
+        and the candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
+        G, library = self.rules.num_generations, library or {}
+        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats, library.get(g, []))
+                   for g, iv in hinted}
         tries = [(g, c) for g, _ in hinted for c in options[g]]
         attempts, seconds = reattempt(prompts, rows, [(g, c.hint) for g, c in tries])
         totals = [self.rules.success(a.scores).tolist() for a in attempts]
@@ -130,14 +133,15 @@ class HintChoice:
             k += len(tried)
         return reattempts, options, seconds + reliance_s
 
-    def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter) -> list[Candidate]:
-        """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
-        `row`) that are there, pass the leakage check and differ from the graph's and each other, each as the policy
-        would see it."""
+    def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter,
+                   library: list[tuple[str, str]] = ()) -> list[Candidate]:
+        """The graph's `hint` (`graph_draws` times), then the group's `hint_candidates` columns (read from its first
+        `row`) and the `library`'s (hint, source) pairs that are there, pass the leakage check against this group's
+        reference and differ from the graph's and each other, each as the policy would see it."""
         options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
                    for k in range(self.config.graph_draws)]
-        for column in self.config.hint_candidates:
-            text = row.get(column)
+        others = [(row.get(column), column) for column in self.config.hint_candidates] + list(library)
+        for text, column in others:
             if not isinstance(text, str) or not text.strip():
                 continue
             if check_leak(text, group.reference, self.task, problem=group.prompt).leaked:

@@ -27,19 +27,20 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.leakage import check_leak
 from mentor.placement import Placement, prompt_text
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.summary import summarise
 from mentor.tasks.base import Task, completion_text
-from mentor.trace_format import ALL_PASS_SOURCE, TraceRecord, trace_record
+from mentor.trace_format import ALL_PASS_SOURCE, MEMORY_SOURCE, TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, Reattempt, problem_id
 from mentor.trl.choice import Candidate, HintChoice
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, earlier_tier, step_metrics
-from mentor.types import Attempt, FailedGroup, Intervention
+from mentor.types import Attempt, Diagnosis, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
 SLOW_MENTOR_S = 30.0  # a mentor phase this long gets a progress line on rank 0: a slow `llm` mentor is not a hang
@@ -276,13 +277,18 @@ class GenerationHook:
                 continue
             groups.append(failed)
             kept.append(g)
-        interventions = self.mentored(work, groups)
+        remembered = self.remembered(kept, groups) if self.config.hint_memory and round_ == 1 else {}
+        fresh = iter(self.mentored(work, [group for g, group in zip(kept, groups) if g not in remembered]))
+        interventions = [self.from_memory(group, remembered[g]) if g in remembered else next(fresh)
+                         for g, group in zip(kept, groups)]
         hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
         reattempts: dict[int, Reattempt] = {}
         tried: dict[int, list[Candidate]] = {}  # `hint_choice: learning`: each group's candidates
         if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
+            library = {g: self.library_hints(iv) for g, iv in hinted} if self.config.hint_memory else {}
             reattempts, tried, seconds = self.choice.chosen(work.step, work.prompts, rows, hinted,
-                                                            dict(zip(kept, groups)), work.stats, self.reattempt)
+                                                            dict(zip(kept, groups)), work.stats, self.reattempt,
+                                                            library)
             work.regen_s += seconds
         elif hinted and self.config.mode == "in_step":
             attempts, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
@@ -294,8 +300,12 @@ class GenerationHook:
             record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
                                  work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g),
                                  work.parts.get(g))
+            if g in remembered:
+                record["memory"] = {"step": remembered[g]["step"], "problem_id": remembered[g]["problem_id"]}
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"], earlier_tier(group))
+            if self.config.hint_memory:
+                self.learn(work, g in remembered, group, iv, record["recovered"])
             if not iv.hint:
                 continue
             self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")
@@ -305,6 +315,44 @@ class GenerationHook:
                 work.parts[g] = [a.get("rewards", {}) for a in record["reattempt"]]
                 still.append(g)
         return still
+
+    def remembered(self, kept: list[int], groups: list[FailedGroup]) -> dict[int, dict]:
+        """The groups `hint_memory` serves this round, with their problem's remembered hint: those whose hint passes
+        the leakage check against the group's reference again (a hint that now leaks is forgotten)."""
+        served = {}
+        for g, group in zip(kept, groups):
+            entry = self.ledger.memory.get(group.problem_id)
+            if entry is None:
+                continue
+            if check_leak(entry["hint"], group.reference, self.task, problem=group.prompt).leaked:
+                self.ledger.forget(group.problem_id)
+                continue
+            served[g] = entry
+        return served
+
+    def from_memory(self, group: FailedGroup, entry: dict) -> Intervention:
+        """The intervention `hint_memory` gives `group`: its problem's remembered hint, with no graph run."""
+        return Intervention(group.problem_id, group.task, Diagnosis(error_class=entry["error_class"]),
+                            hint=entry["hint"], tier=entry["tier"], backend={"hint_source": MEMORY_SOURCE})
+
+    def library_hints(self, iv: Intervention) -> list[tuple[str, str]]:
+        """Under `hint_choice: learning`, the rescuing hints `hint_memory` keeps for the group's error class, as
+        (hint, source) candidates; the choice checks each against this group's reference."""
+        entries = self.ledger.library.get(iv.diagnosis.error_class, [])
+        return [(e["hint"], f"memory:{e['problem_id']}@{e['step']}") for e in entries]
+
+    def learn(self, work: StepWork, from_memory: bool, group: FailedGroup, iv: Intervention, recovered: bool) -> None:
+        """What `hint_memory` takes from one intervention: a remembered hint that failed is forgotten, and a graph
+        hint (or a remembered one) that recovered is remembered for its problem and its error class."""
+        work.stats["memory_hits"] += from_memory
+        work.stats["memory_rescues"] += from_memory and recovered
+        if not iv.hint:
+            return
+        if recovered and not from_memory:
+            self.ledger.remember_rescue(group.problem_id, iv.hint, iv.tier, iv.diagnosis.error_class, work.step,
+                                        self.config.hint_memory_size)
+        elif from_memory and not recovered:
+            self.ledger.forget(group.problem_id)
 
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
@@ -419,6 +467,10 @@ class GenerationHook:
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
                                                              - work.fallbacks_before)),
         }
+        if self.config.hint_memory:
+            metrics.update({"mentor/memory_hits": work.stats["memory_hits"],
+                            "mentor/memory_rescues": work.stats["memory_rescues"],
+                            "mentor/graph_runs_saved": work.stats["memory_hits"]})
         if self.config.redraw_all_pass:
             metrics.update({f"mentor/{key}": work.stats[key] for key in
                             ("all_pass_redrawn", "all_pass_zero_variance", "all_pass_collapsed")})

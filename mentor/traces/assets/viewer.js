@@ -608,6 +608,8 @@
       isNum(r.group) ? h('span', { class: 'badge', text: 'group ' + r.group }) : null,
       isNum(r.round) ? h('span', { class: 'badge', text: 'round ' + r.round }) : null,
       r.task ? h('span', { class: 'badge', text: r.task }) : null,
+      r.memory ? h('span', { class: 'badge memory', id: 'detail-memory', text: 'from memory: the hint that rescued '
+        + String(r.memory.problem_id) + ' at step ' + fmtNum(r.memory.step) + ' (no graph ran)' }) : null,
       r.strategy ? h('span', { class: 'badge', text: 'strategy ' + r.strategy }) : null,
       r.placement ? h('span', { class: 'badge', text: 'placement ' + r.placement }) : null,
       outcomeBadges(r)));
