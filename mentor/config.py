@@ -120,6 +120,14 @@ class MentorConfig:
     strip_hint: bool = field(default=False, metadata={
         "help": "Train the hinted completion after the original prompt (off-policy). With `prefix` placement and "
                 "no `train_prefix`, that is the continuation alone."})
+    correct_off_policy: bool = field(default=False, metadata={
+        "help": "Under `strip_hint`, weight each hinted row trained after the unhinted prompt by the truncated "
+                "importance ratio pi(y|x) / pi(y|x,h) of its whole response, capped at TRL's "
+                "`vllm_importance_sampling_clip_max` (its floor `..._clip_min`): the rows were drawn under the hint "
+                "and are trained as if drawn without it. Under vLLM with TRL's importance-sampling correction on, the "
+                "rows keep their hinted sampling log-probs and TRL's own correction applies them (its "
+                "`vllm_importance_sampling_mode`); otherwise the row's advantage is scaled by the ratio, which weights "
+                "its every token. Two forward passes over those rows a step."})
     train_prefix: bool = field(default=False, metadata={
         "help": "With `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part of "
                 "its trained completion (off-policy, close to prefix-guided SFT); a failed one is trained as "
@@ -204,6 +212,10 @@ class MentorConfig:
         if self.hint_source == "none" and (self.mode != "in_step" or self.hint_choice != "graph"):
             raise InputError("hint_source: none re-draws collapsed groups inside the step, with no hint to choose: "
                              "it needs mode: in_step and hint_choice: graph")
+        if self.correct_off_policy and not self.strip_hint:
+            raise InputError("correct_off_policy: true corrects the rows strip_hint trains after the unhinted prompt; "
+                             "set strip_hint: true, or leave correct_off_policy: false (without strip_hint the hinted "
+                             "rows are trained on-policy, after their hinted prompt)")
         if self.hint_memory and (self.mode != "in_step" or self.hint_source != "graph"):
             raise InputError("hint_memory: true remembers the hints whose in-step re-attempt recovered; it needs mode: "
                              "in_step and hint_source: graph")

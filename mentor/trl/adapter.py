@@ -150,6 +150,21 @@ class TrainerAdapter(TrainerReads):
         return self.trainer.args.per_device_train_batch_size
 
     @property
+    def corrects_sampling(self) -> bool:
+        """Whether TRL corrects each row by its sampling log-probs itself (vLLM with its importance sampling on)."""
+        return bool(getattr(self.trainer, "use_vllm", False)
+                    and getattr(self.trainer.args, "vllm_importance_sampling_correction", False))
+
+    @property
+    def importance_bounds(self) -> tuple[float, float]:
+        """TRL's bounds on an importance ratio, (floor, cap): `vllm_importance_sampling_clip_min` (0 when unset) and
+        `vllm_importance_sampling_clip_max` (`vllm_importance_sampling_cap` in earlier TRL; 3.0 when unset)."""
+        args = self.trainer.args
+        cap = getattr(args, "vllm_importance_sampling_clip_max", None) or getattr(args, "vllm_importance_sampling_cap",
+                                                                                  None)
+        return getattr(args, "vllm_importance_sampling_clip_min", None) or 0.0, cap or 3.0
+
+    @property
     def seed(self) -> int:
         return self.trainer.args.seed
 

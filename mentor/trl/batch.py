@@ -159,7 +159,7 @@ class BatchRules:
         """Puts hinted rows into group g as the strategy says, in place: the whole batch's `rewards` (every rank
         updates them, so advantages agree), and the rows of `out` it holds (`offset` is its first row's index):
         what the loss sees."""
-        G, threshold = self.num_generations, self.config.collapse_threshold
+        G = self.num_generations
         totals = self.success(hint_rewards).tolist()
         for slot, j in enumerate(self.picks(totals)):
             rewards[g * G + slot] = hint_rewards[j]
@@ -170,14 +170,24 @@ class BatchRules:
             logprobs = gen.logprobs[j] if gen.logprobs is not None else None
             # A failed continuation must not push down a true partial solution: under `train_prefix` only the
             # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
-            if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
+            if self.trained_unhinted(totals[j]):
                 prefix_ids = self.placement.prefix_ids(out.prompt_ids[i], prompt_ids, hint) \
                     if self.config.train_prefix else []
                 prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
-                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
-                logprobs = None if logprobs is None else [None] * len(completion_ids)
+                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row. Under
+                # `correct_off_policy` the generated tokens keep their hinted ones and a given prefix token gets log 1
+                # (the hint gave it), so TRL's correction weights the row by pi(y|x) / pi(y|x,h).
+                if logprobs is not None and self.config.correct_off_policy:
+                    logprobs = [0.0] * len(prefix_ids) + list(logprobs)
+                elif logprobs is not None:
+                    logprobs = [None] * len(completion_ids)
             put_row(out, i, gen, j, prompt_ids, completion_ids, logprobs)
             out.extra_fields["mentor_hint"][i] = self.shown(hint)
+
+    def trained_unhinted(self, success: float) -> bool:
+        """Whether a spliced re-attempt whose `success` score this is trains after the unhinted prompt (`strip_hint`):
+        under `train_prefix` only a success does, a failure stays as generated (on-policy, prefix in the prompt)."""
+        return self.config.strip_hint and (success > self.config.collapse_threshold or not self.config.train_prefix)
 
     def replace_group(self, g: int, gen: Generation, scores: torch.Tensor, out: Generation, offset: int,
                       rewards: torch.Tensor) -> None:

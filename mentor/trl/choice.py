@@ -27,7 +27,7 @@ from typing import Any, Callable
 from mentor.config import MentorConfig
 from mentor.leakage import check_leak
 from mentor.leakage.fold import visible_text
-from mentor.reliance import HintedResponse, mean, reliance_terms
+from mentor.reliance import HintedResponse, log_ratios, mean, reliance_terms
 from mentor.tasks.base import Task
 from mentor.trl.batch import BatchRules, Generation, Reattempt
 from mentor.trl.distributed import split_map
@@ -186,19 +186,28 @@ class HintChoice:
         return responses
 
     def reliance_terms(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
-        """HiLL's reliance term of each response (mentor/reliance.py), the responses split across ranks in equal
-        shares (every rank holds every re-attempt, so all make as many forward passes), and the seconds it took;
-        None (logged) where the policy could not score them. The policy scores them in eval mode, without
-        gradients."""
+        """HiLL's reliance term of each response (mentor/reliance.py) and the seconds it took; None (logged) where
+        the policy could not score them (`scored`)."""
+        return self.scored(step, responses, reliance_terms, "hint reliance")
+
+    def log_ratios(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
+        """Each response's log importance ratio log pi(y|x) - log pi(y|x,h) (`correct_off_policy`), as `scored`."""
+        return self.scored(step, responses, log_ratios, "the off-policy weights")
+
+    def scored(self, step: int, responses: list[HintedResponse], fn: Callable, what: str
+               ) -> tuple[list[float] | None, float]:
+        """`fn(model, pad_id, share, batch)` over the responses split across ranks in equal shares (every rank holds
+        every re-attempt, so all make as many forward passes), and the seconds it took; None (logged as `what`)
+        where the policy could not score them. The policy scores them in eval mode, without gradients."""
         batch, model = self.adapter.per_device_batch_size, self.adapter.model
         pad_id = self.adapter.tokenizer.pad_token_id
 
-        def terms_of(share: list[HintedResponse]) -> list[float | None]:
+        def values_of(share: list[HintedResponse]) -> list[float | None]:
             try:
-                return reliance_terms(model, pad_id, share, batch)
+                return fn(model, pad_id, share, batch)
             except Exception as e:  # it may not stop training; None keeps the ranks' gathers aligned
-                logger.warning("hint reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+                logger.warning("%s not computed at step %d (%s: %s)", what, step, type(e).__name__, e)
                 return [None] * len(share)
 
-        terms, seconds = split_map(terms_of, responses, pad=True)
-        return (None if None in terms else terms), seconds
+        values, seconds = split_map(values_of, responses, pad=True)
+        return (None if None in values else values), seconds

@@ -19,6 +19,7 @@ each rank splices the rows it holds. Every rank makes the same collective calls 
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -29,6 +30,7 @@ import torch
 from mentor.config import MentorConfig
 from mentor.leakage import check_leak
 from mentor.placement import Placement, prompt_text
+from mentor.reliance import HintedResponse
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
@@ -99,15 +101,19 @@ class GenerationHook:
         self.rows: list[dict[str, Any]] | None = None
         self.node_errors = NodeErrorLog()  # each distinct node exception's traceback, once, on rank 0
         self.cached_rewards: torch.Tensor | None = None
+        self.row_weights: dict[int, float] = {}  # `correct_off_policy`: this rank's row -> its advantage's weight
         adapter.install(self.generate_and_score, self.generate, self.calculate_rewards)
 
     # --- the three wrapped methods ------------------------------------------------------------------------
     def generate_and_score(self, inputs):
-        self.rows = inputs
+        self.rows, self.row_weights = inputs, {}
         try:
-            return self.adapter.generate_and_score_raw(inputs)
+            output = self.adapter.generate_and_score_raw(inputs)
+            for i, weight in self.row_weights.items():  # every token of the row's loss is linear in its advantage
+                output["advantages"][i] = output["advantages"][i] * weight
+            return output
         finally:
-            self.rows, self.cached_rewards = None, None
+            self.rows, self.cached_rewards, self.row_weights = None, None, {}
 
     def calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts) * rank_and_world()[1]:
@@ -164,6 +170,8 @@ class GenerationHook:
             targets = self.mentor_round(work, round_, targets)
             if not targets or self.config.mode == "next_attempt":
                 break
+        if self.config.correct_off_policy:
+            self.weigh_off_policy(work)
         self.log_step(work, graduated)
 
     def redraw_all_pass(self, step: int, offset: int, prompts: list, rows: list[dict], out: Generation,
@@ -233,6 +241,38 @@ class GenerationHook:
         wanted = {g * G + j for g in groups for j in range(G)}
         mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
         return {i: entry for part in gather(mine) for i, entry in part.items()}
+
+    def weigh_off_policy(self, work: StepWork) -> None:
+        """`correct_off_policy`: each spliced row trained after the unhinted prompt gets the truncated importance
+        ratio pi(y|x) / pi(y|x,h) of its response as the weight of its advantage (`row_weights`, applied once TRL has
+        computed the advantages), from the log-probabilities HiLL's reliance computes. Under vLLM with TRL's own
+        correction on, the rows kept their hinted sampling log-probs (BatchRules.splice), and TRL weights them."""
+        G, rows, responses = self.rules.num_generations, [], []
+        for g, (reattempt, hint) in sorted(work.spliced.items()):
+            totals = self.rules.success(reattempt.scores).tolist()
+            plain = self.adapter.prompt_ids(self.placement.rendered(work.prompts[g * G]))  # the ids TRL gave it
+            for slot, j in enumerate(self.rules.picks(totals)):
+                if not self.rules.trained_unhinted(totals[j]):
+                    continue
+                hinted, generated = list(reattempt.gen.prompt_ids[j]), list(reattempt.gen.completion_ids[j])
+                prefix = self.placement.prefix_ids(plain, hinted, hint) if self.config.train_prefix else []
+                rows.append(g * G + slot)
+                responses.append(HintedResponse(plain, hinted, prefix, generated))
+        work.stats["off_policy_rows"] = len(rows)
+        if not rows or self.adapter.corrects_sampling:
+            return
+        ratios, seconds = self.choice.log_ratios(work.step, responses)
+        work.stats["off_policy_s"] = seconds
+        if ratios is None:  # logged; the rows train unweighted, as without the option
+            work.stats["off_policy_errors"] += 1
+            return
+        floor, cap = self.adapter.importance_bounds
+        weights = [cap if r >= math.log(cap) else max(floor, math.exp(r)) for r in ratios]
+        for row, weight in zip(rows, weights):
+            if 0 <= row - work.offset < len(work.out.completions):
+                self.row_weights[row - work.offset] = weight
+        work.stats["off_policy_weight_sum"] = sum(weights)
+        work.stats["off_policy_capped"] = sum(w >= cap for w in weights)
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
@@ -467,6 +507,13 @@ class GenerationHook:
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
                                                              - work.fallbacks_before)),
         }
+        if self.config.correct_off_policy:
+            rows = work.stats["off_policy_rows"]
+            metrics.update({"mentor/off_policy_rows": rows, "mentor/off_policy_capped": work.stats["off_policy_capped"],
+                            "mentor/off_policy_s": work.stats["off_policy_s"],
+                            "mentor/off_policy_errors": work.stats["off_policy_errors"]})
+            if rows and not self.adapter.corrects_sampling and not work.stats["off_policy_errors"]:
+                metrics["mentor/off_policy_weight"] = work.stats["off_policy_weight_sum"] / rows
         if self.config.hint_memory:
             metrics.update({"mentor/memory_hits": work.stats["memory_hits"],
                             "mentor/memory_rescues": work.stats["memory_rescues"],
