@@ -28,7 +28,8 @@ STATIC_LIBRARY: dict[str, Any] = {"graph": "graphs/static_hints/graph.py:graph"}
 def arm_config(arm: str, strategy: dict[str, Any], library: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The mentor config of an arm (None: no mentor), splicing hints by `strategy`. `library`: the config keys of the
     `static_hints` arm's library (default `STATIC_LIBRARY`; the composed lab's is the seed's chosen rule). The arms
-    `resample`, `learning`, `two_draws` and the SDPO arms are the composed lab's (mentor.lab.composed_demo)."""
+    `resample`, `learning`, `two_draws`, `memory`, `mentor_iw` and the SDPO arms are the composed lab's
+    (mentor.lab.composed_demo)."""
     if arm in ("grpo", "sdpo"):
         return None
     if arm in ("sdpo_library", "sdpo_mentor"):  # no re-attempt under SDPO: the keys that would shape one are left out
@@ -38,12 +39,14 @@ def arm_config(arm: str, strategy: dict[str, Any], library: dict[str, Any] | Non
         return {key: value for key, value in keys.items() if key not in REATTEMPT_KEYS}
     if arm == "static_hints":
         return {**strategy, **(library or STATIC_LIBRARY)}
-    if arm in ("resample", "learning", "two_draws"):
+    if arm in ("resample", "learning", "two_draws", "memory", "mentor_iw"):
         from mentor.lab.composed_demo import CANDIDATE_COLUMNS, RESAMPLE_CONFIG
 
-        return {**strategy, **{"resample": RESAMPLE_CONFIG,
-                               "learning": {"hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)},
-                               "two_draws": {"hint_choice": "learning", "graph_draws": 2}}[arm]}
+        learning = {"hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)}
+        return {**strategy, **{"resample": RESAMPLE_CONFIG, "learning": learning,
+                               "two_draws": {"hint_choice": "learning", "graph_draws": 2},
+                               "memory": {**learning, "hint_memory": True},
+                               "mentor_iw": {"correct_off_policy": True}}[arm]}
     return dict(strategy)
 
 

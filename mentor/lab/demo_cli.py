@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mentor.lab.demo import run_demo
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, MORE_ARMS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
 from mentor.lab.labs import LABS
 from mentor.types import InputError
 
@@ -85,7 +85,7 @@ def add_demo_command(sub) -> None:
     demo.add_argument("--steps", type=int, help="GRPO steps per arm")
     demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
     demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)}; the composed lab also has "
-                                     f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS if a not in ARMS)})")
+                                     f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS + MORE_ARMS if a not in ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
     demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,

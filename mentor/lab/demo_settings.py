@@ -16,6 +16,9 @@ COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_
 # Three more, trained by TRL's SDPOTrainer instead of GRPO, run when named: SDPO alone, with the seed's library hint
 # as a collapsed group's feedback, and with the mentor's hint as that feedback.
 SDPO_ARMS = ("sdpo", "sdpo_library", "sdpo_mentor")
+# Two more, run when named (issue 55): `learning` with `hint_memory` (the hints that rescued, given again and offered
+# as candidates), and the mentor with `correct_off_policy` (its stripped rows importance-weighted).
+MORE_ARMS = ("memory", "mentor_iw")
 # The arms that train with the seed's fixed library rule (measured before training, as a user would pick it).
 LIBRARY_ARMS = ("static_hints", "sdpo_library")
 SDPO_TEMPLATES = ("trl", "lab")  # the teacher reprompt's templates: TRL's defaults, or the lab's own hint line
@@ -86,7 +89,7 @@ class DemoSettings:
                              f"({', '.join(SDPO_ARMS)}); name one in arms, or leave the templates at 'trl'")
         if not self.seeds:
             raise InputError("seeds: give at least one seed")
-        known = COMPOSED_ARMS + SDPO_ARMS if self.lab == "composed" else ARMS
+        known = COMPOSED_ARMS + SDPO_ARMS + MORE_ARMS if self.lab == "composed" else ARMS
         unknown = set(self.arms) - set(known)
         if unknown or not self.arms:
             raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the {self.lab} lab's arms are {list(known)}")
