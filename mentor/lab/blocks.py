@@ -1,5 +1,5 @@
-"""`mentor demo --lab composed --blocks N`: the composed lab's arms compared in paired blocks (docs/lab.md, "Evidence,
-round 4", whose pre-registration fixes the rules this module applies).
+"""`mentor demo --lab composed --blocks N`: the composed lab's arms compared in paired blocks (docs/lab.md, "Blocks";
+round 4's pre-registration, docs/evidence/round4-retry-control.md, fixes the rules this module applies).
 
 - A block is (pre-training seed p, GRPO seed g): every arm starts from seed p's policy and trains on the same problems
   in the same order with the same torch seed (g). Block i is (the (i // grpo_seeds)-th kept seed, i % grpo_seeds).
@@ -49,7 +49,7 @@ COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - re
                "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor"),
                "static_hints - grpo": ("static_hints", "grpo"), "learning - grpo": ("learning", "grpo"),
                "two_draws - grpo": ("two_draws", "grpo"),
-               # Issue 42's arms (docs/lab.md, "SDPO with the mentor's feedback"): SDPO alone, with the library's
+               # Issue 42's arms (docs/evidence/sdpo42.md): SDPO alone, with the library's
                # hint and with the mentor's hint as the teacher's feedback, and against GRPO with the mentor.
                "sdpo_mentor - sdpo": ("sdpo_mentor", "sdpo"), "sdpo_mentor - sdpo_library": ("sdpo_mentor", "sdpo_library"),
                "sdpo_mentor - mentor": ("sdpo_mentor", "mentor"), "sdpo_library - sdpo": ("sdpo_library", "sdpo"),

@@ -37,7 +37,7 @@ CANDIDATE_STEPS = list(range(1, lab.LEVELS["hard"]))
 CANDIDATE_COLUMNS = [f"hint_step{k}" for k in CANDIDATE_STEPS]
 RESAMPLE_CONFIG: dict[str, Any] = {"hint_source": "none"}  # the retry control any task has (docs/configuration.md)
 # SDPO's teacher reprompt in the lab's own hint format (`--sdpo-templates lab`): TRL's default templates are English
-# prose the char-level policy never read, so its teacher is worse than the student (docs/lab.md, "Why the SDPO arms
+# prose the char-level policy never read, so its teacher is worse than the student (docs/evidence/sdpo42.md, "Why the SDPO arms
 # unlearned"). A demonstration becomes a hint line of the whole answer, feedback the mentor's hint line.
 LAB_SDPO_TEMPLATES: dict[str, str] = {"reprompt_template": "{solution}{feedback}{prompt}",
                                       "solution_template": "Hint:{successful_previous_attempt}\n",

@@ -95,10 +95,10 @@ def add_demo_command(sub) -> None:
                            "worker processes, 1 or 2, default 2)")
     demo.add_argument("--sdpo-templates", dest="sdpo_templates", choices=SDPO_TEMPLATES,
                       help="the SDPO arms' teacher reprompt: trl (TRL's default templates, the default) or lab (the "
-                           "lab's own hint line; docs/lab.md, 'Why the SDPO arms unlearned')")
+                           "lab's own hint line; docs/evidence/sdpo42.md)")
     demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
                                                  f"the arms {','.join(COMPOSED_ARMS)}, analysed over policies "
-                                                 "(docs/lab.md, 'Evidence, round 5')")
+                                                 "(docs/evidence/round5-fresh-policies.md)")
     demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int,
                       help="with --blocks: GRPO seeds per pre-training seed (default: 2, or with --pretrain-seeds "
                            "the blocks over the seeds named)")
