@@ -89,3 +89,28 @@ def test_an_iterable_training_set_is_refused(tmp_path):
     trainer = make_trainer(tmp_path, arithmetic_reward, dataset=dataset, max_steps=1)
     with pytest.raises(InputError, match="redraw_all_pass: true draws replacement rows from the training set by index"):
         Mentor.from_config({"redraw_all_pass": True}).attach(trainer)
+
+
+def test_the_viewer_shows_an_all_pass_group_and_its_replacement(tmp_path, browser):
+    from mentor.traces.viewer import build_html, graph_spec
+
+    run = tmp_path / "run"
+    mixed_trainer(run, redraw_all_pass=True).train()
+    store = TraceStore(run, readonly=True)
+    redraws = [r for r in store.interventions() if is_all_pass(r)]
+    record = redraws[0]
+    page = tmp_path / "traces.html"
+    page.write_text(build_html(store.interventions_json(), store.steps(), graph_spec(), source="run"), encoding="utf-8")
+    browser.navigate(page.as_uri() + f"#i{record['id']}")
+    browser.wait_for("window.mentorReady && document.getElementById('detail').getAttribute('data-id')")
+    cards = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('#cards .card'))"
+                       ".map(c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent]))")
+    assert cards["all-pass re-draws"] == str(len(redraws))
+    assert cards["interventions"] == str(len(store.interventions()) - len(redraws))
+    detail = browser.js("document.getElementById('detail').textContent")
+    assert f"Attempts, all passed ({G})" in detail and "Replaced by a fresh row" in detail
+    assert record["replacement"]["problem_id"] in detail and "Diagnosis" not in detail
+    row = browser.js(f"Array.from(document.querySelector('#list tr[data-id=\"{record['id']}\"]').children)"
+                     ".map(td => td.textContent)")
+    assert row[4:7] == ["-", "-", "all passed: re-drawn"]  # class, tier, hint
+    assert browser.problems() == []

@@ -261,7 +261,7 @@
   function renderSummary() {
     var st = summarise();
     var cards = clear($('cards'));
-    cards.appendChild(card('interventions', String(st.n)));
+    cards.appendChild(card('interventions', String(st.n - st.allPass)));  // an all-pass re-draw mentored nothing
     cards.appendChild(card('hints given', String(st.hinted)));
     if (st.redrawn) {
       cards.appendChild(card('re-draws', String(st.redrawn),
