@@ -3,7 +3,6 @@ trains after the unhinted prompt has its advantage weighted by min(cap, pi(y|x) 
 by hand here with a copy of the policy that generated it; and the loss TRL computes equals the hand computation of
 GRPO's loss from those weighted advantages."""
 
-import copy
 import math
 
 import pytest
@@ -11,6 +10,7 @@ import torch
 from test_trl_options import grpo_advantages
 
 from mentor import Mentor
+from mentor.lab.model import build_policy
 from mentor.traces import TraceStore
 from tiny_grpo import RecordingReward, make_trainer
 
@@ -26,7 +26,10 @@ def logprob(model, context: list[int], response: list[int]) -> float:
 
 def run(tmp_path, correct: bool):
     trainer = make_trainer(tmp_path, RecordingReward(), loss_type="grpo")
-    policy = copy.deepcopy(trainer.model).eval()  # the policy that generates, before the step's update
+    # The policy that generates, before the step's update: tiny_grpo's, built again from its seed. Not a deepcopy of
+    # trainer.model: TRL's fused LM head (trl.trainer.utils.add_fused_lm_head) replaces its forward by a closure over
+    # the original, so a copy would score with the trained weights once the step has run.
+    policy = build_policy(0, hidden_size=32, intermediate_size=64, num_hidden_layers=1)[0].eval()
     Mentor.from_config({"strip_hint": True, "correct_off_policy": correct}).attach(trainer)
     seen, compute_loss = [], trainer._compute_loss
 
