@@ -126,7 +126,8 @@ def sdpo_run(scenario: dict, out_dir: str, per_device: int, dataset, reward: Rew
 def traces(run_dir: Path) -> list[dict]:
     keys = ("step", "group", "round", "problem_id", "hint", "tier", "attempts", "reattempt", "recovered",
             "teacher_prompt")
-    return [{k: record[k] for k in keys} for record in TraceStore(run_dir, readonly=True).interventions()]
+    return [{**{k: record[k] for k in keys}, "all_pass": is_all_pass(record), "replacement": record.get("replacement")}
+            for record in TraceStore(run_dir, readonly=True).interventions()]
 
 
 def untimed(logs: list[dict]) -> list[dict]:
@@ -177,7 +178,7 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
         assert ranks[0]["pending"] == ranks[1]["pending"] == one["pending"], name
         # Traces are written once (by rank 0), and record the same interventions as one process.
         records = traces(tmp_path / "ranks" / name)
-        mentored = [r for r in records if not is_all_pass(r)]  # an all-pass re-draw is traced, not mentored
+        mentored = [r for r in records if not r["all_pass"]]  # an all-pass re-draw is traced, not mentored
         assert len(mentored) == sum(log["mentor/interventions"] for log in one["logs"]) > 0, name
         assert records == traces(tmp_path / "single" / name), name
 
@@ -205,7 +206,7 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
 
     all_pass = [json.loads((tmp_path / "ranks" / f"all_pass.rank{k}.json").read_text()) for k in (0, 1)]
     log = all_pass[0]["logs"][0]
-    redraws = [r for r in traces(tmp_path / "ranks" / "all_pass") if is_all_pass(r)]
+    redraws = [r for r in traces(tmp_path / "ranks" / "all_pass") if r["all_pass"]]
     assert log["mentor/all_pass_redrawn"] == len(redraws) >= 1
     assert log["mentor/all_pass_collapsed"] == sum(r["replacement"]["collapsed"] for r in redraws)
 
