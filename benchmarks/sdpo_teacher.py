@@ -43,8 +43,8 @@ def main() -> None:
     from mentor.lab import composed_demo as cd
     from mentor.lab.demo_cli import parse_seed_list
     from mentor.lab.sampling import completions, evaluate
-    from mentor.policy import load_checkpoint
-    from mentor.tasks.composed import format_answer, step_hint
+    from mentor.models.checkpoint import load_checkpoint
+    from mentor.tasks.composed import response, step_hint
 
     torch.set_num_threads(1)
     defaults = SDPOConfig.__dataclass_fields__
@@ -56,7 +56,7 @@ def main() -> None:
         return step_hint([int(c) for c in row["answer"]], 1)
 
     def answer(row) -> str:  # a successful rollout as SDPO decodes it: the completion, EOS dropped
-        return " " + format_answer([int(c) for c in row["answer"]])
+        return response([int(c) for c in row["answer"]])
 
     columns = {
         "student": lambda row: row["prompt"],

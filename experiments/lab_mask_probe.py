@@ -26,7 +26,7 @@ import torch
 from mask_rows import MaskRows, mask_hint
 from mentor.lab import COMMITTED_POLICY, pretrain, sampling
 from mentor.lab import data as labdata
-from mentor.policy import load_checkpoint
+from mentor.models.checkpoint import load_checkpoint
 from mentor.tasks import arithmetic
 
 COLUMNS = ("thousands", "hundreds", "tens")

@@ -1,5 +1,5 @@
 r"""The CPU lab's hinted arms under another splice strategy than the demo's
-(`mentor.lab.demo.LAB_STRATEGY`).
+(`mentor.lab.labs.LAB_STRATEGY`).
 
 Prints each arm's unhinted held-out accuracy per seed; the runs (results.json, traces) go to --out. The library's
 on-policy default, for instance (docs/history.md, "Variants measured on the way"):

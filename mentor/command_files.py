@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mentor.tasks import get_task
 from mentor.text import invalid_text
-from mentor.trace_format import TraceRecord
+from mentor.trace_format import TraceRecord, is_all_pass
 from mentor.traces.jsonl import parse_lines
 from mentor.types import FailedGroup, InputError
 
@@ -86,6 +86,8 @@ def _read_store(path: Path) -> tuple[list[FailedGroup], list[str]]:
     store = TraceStore(store_file, readonly=True, on_problem=skipped.append)
     try:
         for record in store.interventions():
+            if is_all_pass(record):  # an all-pass group's re-draw: its attempts succeeded, so it is no failure
+                continue
             try:
                 groups.append(checked_group(group_row(record)))
             except InputError as e:

@@ -120,6 +120,14 @@ class MentorConfig:
     strip_hint: bool = field(default=False, metadata={
         "help": "Train the hinted completion after the original prompt (off-policy). With `prefix` placement and "
                 "no `train_prefix`, that is the continuation alone."})
+    correct_off_policy: bool = field(default=False, metadata={
+        "help": "Under `strip_hint`, weight each hinted row trained after the unhinted prompt by the truncated "
+                "importance ratio pi(y|x) / pi(y|x,h) of its whole response, capped at TRL's "
+                "`vllm_importance_sampling_clip_max` (its floor `..._clip_min`): the rows were drawn under the hint "
+                "and are trained as if drawn without it. Under vLLM with TRL's importance-sampling correction on, the "
+                "rows keep their hinted sampling log-probs and TRL's own correction applies them (its "
+                "`vllm_importance_sampling_mode`); otherwise the row's advantage is scaled by the ratio, which weights "
+                "its every token. Two forward passes over those rows a step."})
     train_prefix: bool = field(default=False, metadata={
         "help": "With `prefix` placement and `strip_hint`, a successful re-attempt's prefix tokens become part of "
                 "its trained completion (off-policy, close to prefix-guided SFT); a failed one is trained as "
@@ -129,6 +137,13 @@ class MentorConfig:
                 "problem for its next sampling, with no extra generation)."})
     columns: dict[str, str] = field(default_factory=dict, metadata={
         "help": "Our reference field -> dataset column, for datasets that name them otherwise."})
+    redraw_all_pass: bool = field(default=False, metadata={
+        "help": "Also replace the other kind of group with no gradient: one whose every attempt succeeded with one "
+                "total reward. Before the collapse check, each such group becomes G fresh attempts at another "
+                "training row, drawn with replacement by a seed of the run's seed, the step and the group (DAPO's "
+                "dynamic sampling, one draw a group; the sampler and its epochs are untouched). A replacement that "
+                "collapses is mentored as any collapsed group; one that is all-pass again is kept. Traced with "
+                "`hint_source: all_pass`; `mentor/all_pass_*` metrics. `in_step` mode only, not under SDPO."})
 
     # The choice: which hint a hinted group gets.
     hint_source: str = field(default="graph", metadata={
@@ -150,6 +165,16 @@ class MentorConfig:
         "help": "Under `hint_choice: learning`, the graph's hint is tried this many times, G attempts each, as "
                 "separate candidates: with no `hint_candidates`, a best-of-N choice among draws of one hint (the "
                 "control that tells the choice between hints from the extra attempts)."})
+    hint_memory: bool = field(default=False, metadata={
+        "help": "Remember the hints that rescued: a hint whose re-attempt recovered a problem is tried first, with "
+                "no graph run, the next time that problem's group collapses (leak-checked again), and dropped once it "
+                "fails there. Rescuing hints are also kept per error class (`hint_memory_size`), as further "
+                "candidates for `hint_choice: learning`. Saved in checkpoints; a record served from memory says so "
+                "(`backend.hint_source: memory`, `memory`: the step and problem it came from). `in_step` mode and "
+                "`hint_source: graph` only."})
+    hint_memory_size: int = field(default=8, metadata={
+        "help": "Under `hint_memory`, the rescuing hints kept per error class: the latest distinct ones, the oldest "
+                "evicted first."})
     reliance_penalty: float = field(default=1.0, metadata={
         "help": "Under `hint_choice: learning`, a candidate's score is multiplied by exp(reliance_penalty x "
                 "min(0, reliance)), reliance HiLL's over its correct attempts (per token; below 0 where the hint "
@@ -187,6 +212,15 @@ class MentorConfig:
         if self.hint_source == "none" and (self.mode != "in_step" or self.hint_choice != "graph"):
             raise InputError("hint_source: none re-draws collapsed groups inside the step, with no hint to choose: "
                              "it needs mode: in_step and hint_choice: graph")
+        if self.correct_off_policy and not self.strip_hint:
+            raise InputError("correct_off_policy: true corrects the rows strip_hint trains after the unhinted prompt; "
+                             "set strip_hint: true, or leave correct_off_policy: false (without strip_hint the hinted "
+                             "rows are trained on-policy, after their hinted prompt)")
+        if self.hint_memory and (self.mode != "in_step" or self.hint_source != "graph"):
+            raise InputError("hint_memory: true remembers the hints whose in-step re-attempt recovered; it needs mode: "
+                             "in_step and hint_source: graph")
+        if self.redraw_all_pass and self.mode != "in_step":
+            raise InputError("redraw_all_pass: true draws a fresh group inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and self.mode != "in_step":
             raise InputError("hint_choice: learning tries each candidate inside the step; it needs mode: in_step")
         if self.hint_choice == "learning" and not self.hint_candidates and self.graph_draws < 2:
@@ -301,6 +335,7 @@ _RANGES: dict[str, tuple[Any, str]] = {
     "reliance_every": (lambda v: v >= 0, "an integer >= 0 (0 is off)"),
     "reliance_penalty": (lambda v: 0 <= v < math.inf, "a finite number >= 0"),
     "graph_draws": (lambda v: v >= 1, "an integer >= 1"),
+    "hint_memory_size": (lambda v: v >= 1, "an integer >= 1"),
 }
 _LLM_RANGES: dict[str, tuple[Any, str]] = {
     "request_timeout_s": (lambda v: 0 < v < math.inf, "a finite number of seconds > 0"),

@@ -1,17 +1,10 @@
-"""A causal language-model policy outside training: loading a Hugging Face checkpoint, sampling token ids from it,
-and torch's thread count. `mentor eval`, mentor/data (a policy's own failures) and the CPU lab (mentor/lab/) share
-them; they live here so that evaluation and data need not import the lab."""
+"""Sampling token ids from a causal language-model policy outside training, and torch's thread count. `mentor eval`,
+mentor/data (a policy's own failures) and the CPU lab (mentor/lab/) share them; they live here so that evaluation
+and data need not import the lab. Loading the checkpoint is mentor.models.checkpoint's."""
 
 from __future__ import annotations
 
 import contextlib
-import os
-from pathlib import Path
-
-# The addition lab's default policy (seed 0, default hyper-parameters), committed so that a fresh machine need not
-# pre-train: `python -m mentor.lab --commit` rebuilds it; `mentor eval --policy lab` and `mentor failures --source lab`
-# load it. Named here, below the lab, so that evaluation finds it without importing mentor.lab.
-COMMITTED_POLICY = Path(__file__).resolve().parent / "lab" / "policy"
 
 
 @contextlib.contextmanager
@@ -25,16 +18,6 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(old)
-
-
-def load_checkpoint(path: str | os.PathLike):
-    """`(model, tokenizer)` from a checkpoint directory, in eval mode."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    model = AutoModelForCausalLM.from_pretrained(path)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model.eval()
-    return model, tokenizer
 
 
 def generate_ids(model, tokenizer, ids: list[list[int]], num_samples: int, temperature: float | None,

@@ -57,15 +57,25 @@ def logprob_sums(model: Any, pad_token_id: int, pairs: list[tuple[list[int], lis
     return out
 
 
-def reliance_terms(model: Any, pad_token_id: int, responses: list[HintedResponse],
-                   batch_size: int = 64) -> list[float]:
-    """(log p(y|x) - log p(y|x+hint)) / |y| for each response with a token, y = prefix + generated. The prefix tokens
-    have probability 1 given a prefix hint, so the hinted term scores the generated tokens alone."""
+def log_ratios(model: Any, pad_token_id: int, responses: list[HintedResponse], batch_size: int = 64) -> list[float]:
+    """The log-ratio log p(y|x) - log p(y|x+hint) of each response, y = prefix + generated (0 with no token). The
+    prefix tokens have probability 1 given a prefix hint, so the hinted term scores the generated tokens alone. Its
+    exponent is the importance ratio of a hinted response trained after the unhinted prompt (`correct_off_policy`)."""
     rows = [r for r in responses if r.prefix or r.generated]
     unhinted = logprob_sums(model, pad_token_id, [(r.plain, list(r.prefix) + list(r.generated)) for r in rows],
                             batch_size)
     hinted = logprob_sums(model, pad_token_id, [(r.hinted, r.generated) for r in rows], batch_size)
-    return [(u - h) / (len(r.prefix) + len(r.generated)) for r, u, h in zip(rows, unhinted, hinted)]
+    ratios = iter(u - h for u, h in zip(unhinted, hinted))
+    return [next(ratios) if r.prefix or r.generated else 0.0 for r in responses]
+
+
+def reliance_terms(model: Any, pad_token_id: int, responses: list[HintedResponse],
+                   batch_size: int = 64) -> list[float]:
+    """(log p(y|x) - log p(y|x+hint)) / |y| for each response with a token, y = prefix + generated (`log_ratios` per
+    token)."""
+    rows = [r for r in responses if r.prefix or r.generated]
+    ratios = log_ratios(model, pad_token_id, rows, batch_size)
+    return [ratio / (len(r.prefix) + len(r.generated)) for r, ratio in zip(rows, ratios)]
 
 
 def mean(terms: list[float]) -> float | None:

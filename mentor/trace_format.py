@@ -81,6 +81,21 @@ class TraceRecord(TypedDict, total=False):
     teacher_prompt: str | None
 
 
+# The `backend.hint_source` of a record whose group was not failed but all passed, and which `redraw_all_pass`
+# replaced by a fresh row's group (mentor/trl/hook.py): no graph ran, and `replacement` holds what came instead.
+ALL_PASS_SOURCE = "all_pass"
+
+
+# The `backend.hint_source` of an intervention `hint_memory` served: its problem's remembered hint, no graph run; the
+# record's `memory` names the step and problem the hint came from.
+MEMORY_SOURCE = "memory"
+
+
+def is_all_pass(record: dict[str, Any]) -> bool:
+    """Whether a trace record is an all-pass group's re-draw (`ALL_PASS_SOURCE`), not a failed group's."""
+    return (record.get("backend") or {}).get("hint_source") == ALL_PASS_SOURCE
+
+
 def trace_record(group: FailedGroup, intervention: Intervention, attempts: list[dict[str, Any]] | None = None,
                  hinted_prompt: str | None = None, training: dict[str, Any] | None = None) -> TraceRecord:
     """The trace record of `intervention` on `group`: the one writer of the format.

@@ -180,6 +180,27 @@ def test_strip_hint_trains_the_prefix_of_successes_only_and_drops_their_sampling
     assert out.prompt_ids == [[100 + j] for j in range(G)] and out.completions == [f"hinted{j}" for j in range(G)]
 
 
+def test_correct_off_policy_keeps_the_hinted_sampling_logprobs_for_trl_s_own_correction():
+    """Under vLLM TRL weights a row by exp(its log-probs - the sampling ones): the stripped rows keep the hinted
+    sampling log-probs of their generated tokens (a given prefix token: log 1), where without the option they are NaN
+    (ratio 1)."""
+    r = rules(hint_placement="prefix", strip_hint=True, train_prefix=True, correct_off_policy=True)
+    out, gen = batch(G, "first", logprobs=True), batch(G, "hinted", logprobs=True)
+    gen.prompt_ids = [out.prompt_ids[j] + [7, 8] for j in range(G)]
+    gen.logprobs = [[-0.25 * (j + 1), -0.5] for j in range(G)]
+    r.splice(0, gen, column([1, 0, 1, 0]), "H", out, 0, column([0.0] * G))
+    for j in (0, 2):  # trained after the original prompt: the prefix given (log 1), then the hinted sampling log-probs
+        assert out.completion_ids[j] == [7, 8, 200 + j, 201] and out.logprobs[j] == [0.0, 0.0, -0.25 * (j + 1), -0.5]
+    for j in (1, 3):  # failures stay as generated, on-policy: their own sampling log-probs
+        assert out.logprobs[j] == [-0.25 * (j + 1), -0.5]
+    assert r.trained_unhinted(1.0) and not r.trained_unhinted(0.0)
+
+
+def test_correct_off_policy_needs_strip_hint():
+    with pytest.raises(InputError, match="correct_off_policy: true corrects the rows strip_hint trains"):
+        MentorConfig(correct_off_policy=True)
+
+
 def test_a_problem_is_named_by_its_id_column_else_by_its_prompt():
     assert problem_id({"problem_id": 7, "prompt": "x"}) == "7" and problem_id({"id": "a", "prompt": "x"}) == "a"
     assert problem_id({"prompt": "x"}) == problem_id({"prompt": "x"}) != problem_id({"prompt": "y"})

@@ -54,7 +54,8 @@ def test_the_outcome_is_the_mean_of_the_last_three_evaluations_after_step_0():
 
 def test_the_resample_arm_is_the_retry_control_any_task_has():
     from mentor.config import MentorConfig
-    from mentor.lab.composed_demo import COMPOSED_STRATEGY, dataset
+    from mentor.lab.composed import COMPOSED_STRATEGY
+    from mentor.lab.composed_demo import dataset
     from mentor.lab.demo import arm_config
 
     # The mentor arm's config but for `hint_source: none` (tests/test_success_reward_and_retry.py): the same task,
@@ -66,7 +67,7 @@ def test_the_resample_arm_is_the_retry_control_any_task_has():
 
 def test_the_sdpo_arms_configure_feedback_only():
     from mentor.config import MentorConfig
-    from mentor.lab.composed_demo import COMPOSED_STRATEGY
+    from mentor.lab.composed import COMPOSED_STRATEGY
     from mentor.lab.composed_eval import library_config
     from mentor.lab.demo import arm_config
     from mentor.trl.sdpo_hook import check_config

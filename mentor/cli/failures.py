@@ -62,7 +62,7 @@ def source_options(args: argparse.Namespace) -> dict:
 
 def lab_rows(o: dict) -> tuple[list[dict], str]:
     from mentor.lab.hard_failures import lab_failure_rows
-    from mentor.policy import COMMITTED_POLICY
+    from mentor.models.checkpoint import COMMITTED_POLICY
 
     policy = Path(o["policy"] or COMMITTED_POLICY)
     if not (policy / "config.json").is_file():  # before transformers reads it as a hub id

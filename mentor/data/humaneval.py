@@ -16,7 +16,7 @@ from mentor.types import InputError
 
 FIELDS = ("task_id", "prompt", "canonical_solution", "test", "entry_point")
 # What a chat policy is asked before the problem's prompt, in training (`humaneval_dataset(chat=True)`) as in
-# `mentor failures --source policy --family humaneval` (the prompt of docs/evaluation.md's Qwen2.5-Coder measurements).
+# `mentor failures --source policy --family humaneval` (the prompt of docs/evidence/qwen40.md's measurements).
 CHAT_INSTRUCTION = "Complete this Python function. Reply with the whole function in one code block."
 
 

@@ -4,7 +4,8 @@
   method 10) for its difference from `none` on the same groups. Both stay inside their range and keep a width at 0/n
   and n/n, where the textbook Wald interval shrinks to a point.
 - A mean paired difference over clusters (the lab's policies, the pooled eval's problems): a cluster bootstrap
-  (`paired_bootstrap`), decided by round 4's rule (`decide`, docs/lab.md) with an equivalence margin of `MARGIN`.
+  (`paired_bootstrap`), decided by round 4's rule (`decide`, docs/evidence/round4-retry-control.md) with an
+  equivalence margin of `MARGIN`.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ class Policy:
     max_new_tokens: int  # the default response length for this policy
     engine: Any = None  # a VllmEngine under --engine vllm; None: transformers' generate
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)  # a run's own (`enable_thinking`...)
+    _placements: dict[tuple[str, str], Placement] = field(default_factory=dict, init=False, repr=False)
 
     def encode(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
@@ -42,8 +43,12 @@ class Policy:
                                                   **self.chat_template_kwargs)
 
     def placement(self, where: str, task: Task) -> Placement:
-        """Where a hint goes for this policy (`hint_placement`), as the in-step hook places it in training."""
-        return Placement(where, task, self.render, self.encode, special_token_texts(self.tokenizer))
+        """Where a hint goes for this policy (`hint_placement`), as the in-step hook places it in training: one
+        `Placement` per placement and task, built on first use (it reads the tokenizer's special tokens)."""
+        key = (where, task.name)
+        if key not in self._placements:
+            self._placements[key] = Placement(where, task, self.render, self.encode, special_token_texts(self.tokenizer))
+        return self._placements[key]
 
 
 def load_policy(name: str, engine: str = "hf") -> Policy:
@@ -51,7 +56,7 @@ def load_policy(name: str, engine: str = "hf") -> Policy:
     `engine` "vllm" samples it through vLLM (mentor/evaluation/vllm_engine.py), "hf" through transformers."""
     from mentor.evaluation.vllm_engine import ENGINES, VllmEngine
     from mentor.models import resolve
-    from mentor.policy import COMMITTED_POLICY, load_checkpoint  # `lab` names the committed one
+    from mentor.models.checkpoint import COMMITTED_POLICY, load_checkpoint  # `lab` names the committed one
 
     if engine not in ENGINES:
         raise InputError(f"--engine {engine}: expected one of {', '.join(ENGINES)}")

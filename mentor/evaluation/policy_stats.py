@@ -1,6 +1,6 @@
-"""The tests over clusters: the blocked run's primary analysis over policies (docs/lab.md, "Evidence, round 5"): one
-mean paired difference per policy, a paired t-interval with n − 1 degrees of freedom, an exact sign-flip p-value, and
-Holm's correction; the same sign-flip test and Holm over problem clusters for pooled `mentor eval` reports
+"""The tests over clusters: the blocked run's primary analysis over policies (docs/evidence/round5-fresh-policies.md):
+one mean paired difference per policy, a paired t-interval with n − 1 degrees of freedom, an exact sign-flip p-value,
+and Holm's correction; the same sign-flip test and Holm over problem clusters for pooled `mentor eval` reports
 (mentor.evaluation.pooled `--holm`).
 
 Pure Python (no scipy in the package's dependencies): Student's t from the regularized incomplete beta function.

@@ -4,7 +4,7 @@ Per row: groups rescued over all reports, with a 95% Wilson interval, and the pe
 rescues a group if any row does. Per comparison
 `a - b`: the mean over pooled groups of the paired difference of the two rows' rescued indicators, with a cluster
 bootstrap over problems (a problem that collapsed under several seeds is one cluster) and round 4's decision
-(mentor.evaluation.intervals: `paired_bootstrap`, `decide`). docs/evaluation.md's Qwen pre-registration fixes these.
+(mentor.evaluation.intervals: `paired_bootstrap`, `decide`). docs/evidence/qwen40.md's pre-registration fixes these.
 
 `--holm` (round 6's rule): each comparison also gets a two-sided sign-flip p over its problems' summed differences
 (100,000 random sign patterns, seed 0), Holm-adjusted over the comparisons given. The decision is then a win or a

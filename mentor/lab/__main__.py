@@ -13,7 +13,8 @@ import time
 from mentor.lab import data
 from mentor.lab.pretrain import DEFAULT_CACHE_DIR, pretrained_policy
 from mentor.lab.sampling import evaluate, first_digits, sample_rewards
-from mentor.policy import COMMITTED_POLICY, load_checkpoint, torch_threads
+from mentor.models.checkpoint import COMMITTED_POLICY, load_checkpoint
+from mentor.policy import torch_threads
 
 
 def measure(path: str, n: int = 500, seed: int = 0, num_threads: int = 2) -> dict:

@@ -1,5 +1,5 @@
-"""`mentor demo --lab composed --blocks N`: the composed lab's arms compared in paired blocks (docs/lab.md, "Evidence,
-round 4", whose pre-registration fixes the rules this module applies).
+"""`mentor demo --lab composed --blocks N`: the composed lab's arms compared in paired blocks (docs/lab.md, "Blocks";
+round 4's pre-registration, docs/evidence/round4-retry-control.md, fixes the rules this module applies).
 
 - A block is (pre-training seed p, GRPO seed g): every arm starts from seed p's policy and trains on the same problems
   in the same order with the same torch seed (g). Block i is (the (i // grpo_seeds)-th kept seed, i % grpo_seeds).
@@ -49,13 +49,20 @@ COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - re
                "learning - two_draws": ("learning", "two_draws"), "two_draws - mentor": ("two_draws", "mentor"),
                "static_hints - grpo": ("static_hints", "grpo"), "learning - grpo": ("learning", "grpo"),
                "two_draws - grpo": ("two_draws", "grpo"),
-               # Issue 42's arms (docs/lab.md, "SDPO with the mentor's feedback"): SDPO alone, with the library's
+               # Issue 42's arms (docs/evidence/sdpo42.md): SDPO alone, with the library's
                # hint and with the mentor's hint as the teacher's feedback, and against GRPO with the mentor.
                "sdpo_mentor - sdpo": ("sdpo_mentor", "sdpo"), "sdpo_mentor - sdpo_library": ("sdpo_mentor", "sdpo_library"),
-               "sdpo_mentor - mentor": ("sdpo_mentor", "mentor"), "sdpo_library - sdpo": ("sdpo_library", "sdpo")}
-# Round 5's primary comparisons, Holm-corrected together (docs/lab.md, "Evidence, round 5"); the rest are secondary.
+               "sdpo_mentor - mentor": ("sdpo_mentor", "mentor"), "sdpo_library - sdpo": ("sdpo_library", "sdpo"),
+               # Issue 55's arms (docs/evidence/round6-lab-memory-iw.md): the memory and the off-policy correction.
+               "memory - learning": ("memory", "learning"), "mentor_iw - mentor": ("mentor_iw", "mentor"),
+               "memory - mentor": ("memory", "mentor"), "memory - grpo": ("memory", "grpo"),
+               "mentor_iw - grpo": ("mentor_iw", "grpo")}
+# Each round's primary comparisons, Holm-corrected together; the rest are secondary. Round 5's
+# (docs/evidence/round5-fresh-policies.md), and the lab's round 6 (docs/evidence/round6-lab-memory-iw.md), which a run
+# that trains its new arms is.
 PRIMARY = ("learning - two_draws", "learning - mentor", "mentor - static_hints")
-HINTED_ARMS = ("static_hints", "mentor", "learning", "two_draws")
+PRIMARY_LAB_ROUND_6 = ("memory - learning", "mentor_iw - mentor", "mentor - resample")
+HINTED_ARMS = ("static_hints", "mentor", "learning", "two_draws", "memory", "mentor_iw")
 ALPHA = 0.05
 DROP_CAP_MIN = 4  # a run stops once max(DROP_CAP_MIN, seeds needed) seeds are dropped by the collapse rule
 # The settings of a block run: the composed demo's, with 1,000 held-out problems and an evaluation every 25 steps.
@@ -105,9 +112,19 @@ def per_policy(blocks: list[dict[str, Any]], a: str, b: str) -> dict[int, list[f
     return diffs
 
 
+def primaries(arms: list[str]) -> tuple[str, ...]:
+    """The primary comparisons of a run of `arms`: the lab's round 6's when it trains `memory` or `mentor_iw`, else
+    round 5's.
+
+    >>> primaries(["grpo", "resample", "mentor", "learning", "memory", "mentor_iw"])[0], primaries(["mentor"])[0]
+    ('memory - learning', 'learning - two_draws')
+    """
+    return PRIMARY_LAB_ROUND_6 if {"memory", "mentor_iw"} & set(arms) else PRIMARY
+
+
 def paired(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
     """Every comparison whose two arms ran. Primary, over policies: `per_policy` (each policy's mean difference),
-    `policies`, `policy_mean`, `t_ci`, `t_ci90`, `t_p`, `sign_flip_p`, `holm_p` (for `PRIMARY`, else None) and
+    `policies`, `policy_mean`, `t_ci`, `t_ci90`, `t_p`, `sign_flip_p`, `holm_p` (for `primaries(arms)`, else None) and
     `decision` (`decide_t`, with `n_needed` policies when unresolved).
     Secondary: round 4's cluster bootstrap (`mean`, `ci`, `ci90`, `n` blocks, `clusters`) and its `bootstrap_decision`
     (with `bootstrap_n_needed` when unresolved)."""
@@ -123,7 +140,7 @@ def paired(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:
         out[name] = {**boot, **secondary, "per_policy": {str(s): m for s, m in means.items()}, "policies": len(means),
                      "policy_mean": sum(values) / len(values), **t_test(values), "sign_flip_p": sign_flip_p(values),
                      "holm_p": None}
-    primary = {name: out[name]["t_p"] for name in PRIMARY if name in out and out[name]["t_p"] is not None}
+    primary = {name: out[name]["t_p"] for name in primaries(arms) if name in out and out[name]["t_p"] is not None}
     for name, p in holm(primary).items():
         out[name]["holm_p"] = p
     for stats in out.values():

@@ -25,7 +25,7 @@ import random
 from pathlib import Path
 from typing import Any, Callable
 
-from mentor.tasks.composed import BASE, OPS, apply, format_answer, format_prompt, hint_prompt, step_hint, steps_of
+from mentor.tasks.composed import BASE, OPS, apply, format_prompt, hint_prompt, response, step_hint, steps_of
 
 LEVELS = {"easy": 2, "hard": 3}  # steps per problem
 HELDOUT_BUCKETS = 10
@@ -36,6 +36,14 @@ MAX_NEW_TOKENS = 8  # ` 1 7 6` and EOS, with a token to spare
 # --commit` copies it from the cache.
 COMMITTED_POLICY = Path(__file__).resolve().parent / "composed_policy"
 
+# Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
+# unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
+COMPOSED_STRATEGY: dict[str, Any] = {"task": "composed", "strategy": "mixed", "mixed_share": 0.75,
+                                     "hint_placement": "prompt", "strip_hint": True, "reliance_every": 10}
+# The demo's budget in this lab (the rest of DemoSettings as in the default lab): a full 3-arm run of a new seed,
+# pre-training included, fits in 15 minutes on 2 cores (docs/benchmarks.md).
+COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train_problems": 4000,
+                                     "heldout_problems": 500, "eval_every": 25}
 PRETRAIN_DEFAULTS: dict[str, Any] = {
     "steps": 1600,
     "batch_size": 64,
@@ -115,7 +123,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
                 if rng.random() < hp["hard_hint_share"]:  # a hint line that says what the policy writes anyway
                     prompt = hint_prompt(prompt, step_hint(steps, rng.randint(1, LEVELS["hard"] - 1)))
                 prompts.append(prompt)
-                completions.append(" " + format_answer(steps))
+                completions.append(response(steps))
                 given.append(0)
             else:
                 digits, ops = random_problem(rng, "easy")
@@ -128,7 +136,7 @@ def pretrain_rows(hp: dict[str, Any], seed: int, rng: random.Random) -> Callable
                 else:
                     steps = steps_of(digits, ops, table)
                 prompts.append(prompt)
-                completions.append(" " + format_answer(steps))
+                completions.append(response(steps))
                 given.append(0)
             ends.append(True)
         return prompts, completions, ends, given

@@ -5,7 +5,7 @@
   every rule is measured on the seed's step-0 failures (collapsed groups of 8 attempts at T=1 on `LIBRARY_PROBLEMS`
   training problems) and the one that rescues most is kept.
 - `mentor`: the four-node graph, rules backends of the `composed` task (it reveals the step the attempts first get
-  wrong). Both hinted arms splice by `COMPOSED_STRATEGY`.
+  wrong). Both hinted arms splice by `mentor.lab.composed.COMPOSED_STRATEGY`.
 - `learning`: the mentor with `hint_choice: learning` (mentor/trl/choice.py): per collapsed group, the graph's hint
   and every one-step library hint the lab allows (`CANDIDATE_COLUMNS`) are tried, G attempts each, and the group gets
   the one with the highest p(1 - p) weighted by HiLL's reliance. It draws G more attempts per extra candidate.
@@ -30,14 +30,6 @@ from mentor.lab.pretrain import pretrained_policy
 from mentor.lab.sampling import completions, evaluate
 from mentor.tasks.composed import reward, step_hint
 
-# Both hinted arms: 6 of 8 rows hinted, the hint a line of the prompt, and a successful re-attempt trained after the
-# unhinted prompt (`strip_hint`): the step the hint gave becomes a trained token of the unhinted chain.
-COMPOSED_STRATEGY: dict[str, Any] = {"task": "composed", "strategy": "mixed", "mixed_share": 0.75,
-                                     "hint_placement": "prompt", "strip_hint": True, "reliance_every": 10}
-# The demo's budget in this lab (the rest of DemoSettings as in the default lab): a full 3-arm run of a new seed,
-# pre-training included, fits in 15 minutes on 2 cores (docs/benchmarks.md).
-COMPOSED_DEFAULTS: dict[str, Any] = {"steps": 200, "learning_rate": 1e-3, "train_problems": 4000,
-                                     "heldout_problems": 500, "eval_every": 25}
 LIBRARY_PROBLEMS = 300
 MAX_COMPLETION_LENGTH = lab.MAX_NEW_TOKENS
 # The learning arm's candidates besides the graph's: "reveal step k" for every step the leak cap allows (not the last).
@@ -45,7 +37,7 @@ CANDIDATE_STEPS = list(range(1, lab.LEVELS["hard"]))
 CANDIDATE_COLUMNS = [f"hint_step{k}" for k in CANDIDATE_STEPS]
 RESAMPLE_CONFIG: dict[str, Any] = {"hint_source": "none"}  # the retry control any task has (docs/configuration.md)
 # SDPO's teacher reprompt in the lab's own hint format (`--sdpo-templates lab`): TRL's default templates are English
-# prose the char-level policy never read, so its teacher is worse than the student (docs/lab.md, "Why the SDPO arms
+# prose the char-level policy never read, so its teacher is worse than the student (docs/evidence/sdpo42.md, "Why the SDPO arms
 # unlearned"). A demonstration becomes a hint line of the whole answer, feedback the mentor's hint line.
 LAB_SDPO_TEMPLATES: dict[str, str] = {"reprompt_template": "{solution}{feedback}{prompt}",
                                       "solution_template": "Hint:{successful_previous_attempt}\n",

@@ -44,7 +44,7 @@ def reference_of(row: dict[str, Any]) -> dict[str, Any]:
 def composed_failure_rows(policy_dir: str, problems: list[dict[str, Any]], samples: int = 8, seed: int = 0,
                  keep_all: bool = False) -> list[dict[str, Any]]:
     """The collapsed groups (every one with `keep_all`) of `samples` attempts at T=1, as `mentor diagnose` rows."""
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
 
     model, tok = load_checkpoint(policy_dir)
     outs = sampling.completions(model, tok, problems, num_samples=samples, temperature=1.0, seed=seed, lab="composed")
@@ -90,7 +90,7 @@ def best_library(policy_dir: str, rows: list[dict[str, Any]], sample_seed: int =
 
 def policy_figures(policy_dir: str, n: int = 500) -> dict[str, Any]:
     """Easy and hard greedy accuracy, and the share of hard groups (8 at T=1) that collapse."""
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
 
     model, tok = load_checkpoint(policy_dir)
     easy = generate_problems("easy", min(n, 500), seed=1, split="all", lab="composed")

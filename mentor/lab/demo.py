@@ -28,7 +28,8 @@ STATIC_LIBRARY: dict[str, Any] = {"graph": "graphs/static_hints/graph.py:graph"}
 def arm_config(arm: str, strategy: dict[str, Any], library: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The mentor config of an arm (None: no mentor), splicing hints by `strategy`. `library`: the config keys of the
     `static_hints` arm's library (default `STATIC_LIBRARY`; the composed lab's is the seed's chosen rule). The arms
-    `resample`, `learning`, `two_draws` and the SDPO arms are the composed lab's (mentor.lab.composed_demo)."""
+    `resample`, `learning`, `two_draws`, `memory`, `mentor_iw` and the SDPO arms are the composed lab's
+    (mentor.lab.composed_demo)."""
     if arm in ("grpo", "sdpo"):
         return None
     if arm in ("sdpo_library", "sdpo_mentor"):  # no re-attempt under SDPO: the keys that would shape one are left out
@@ -38,12 +39,14 @@ def arm_config(arm: str, strategy: dict[str, Any], library: dict[str, Any] | Non
         return {key: value for key, value in keys.items() if key not in REATTEMPT_KEYS}
     if arm == "static_hints":
         return {**strategy, **(library or STATIC_LIBRARY)}
-    if arm in ("resample", "learning", "two_draws"):
+    if arm in ("resample", "learning", "two_draws", "memory", "mentor_iw"):
         from mentor.lab.composed_demo import CANDIDATE_COLUMNS, RESAMPLE_CONFIG
 
-        return {**strategy, **{"resample": RESAMPLE_CONFIG,
-                               "learning": {"hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)},
-                               "two_draws": {"hint_choice": "learning", "graph_draws": 2}}[arm]}
+        learning = {"hint_choice": "learning", "hint_candidates": list(CANDIDATE_COLUMNS)}
+        return {**strategy, **{"resample": RESAMPLE_CONFIG, "learning": learning,
+                               "two_draws": {"hint_choice": "learning", "graph_draws": 2},
+                               "memory": {**learning, "hint_memory": True},
+                               "mentor_iw": {"correct_off_policy": True}}[arm]}
     return dict(strategy)
 
 
@@ -56,7 +59,7 @@ def run_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettings, out_di
         return _run_composed_arm(arm, seed, policy_dir, settings, out_dir, steps_queue, library or {})
     from mentor.lab import data as labdata
     from mentor.lab.sampling import completions, evaluate, first_digits
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
     from mentor.rewards import arithmetic_reward
     from mentor.tasks import arithmetic
 
@@ -174,7 +177,7 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     attempts first go wrong (`first_wrong_steps` in each curve point) and the groups the hints recovered."""
     from mentor.lab import composed_demo as cd
     from mentor.lab.composed_eval import library_config
-    from mentor.policy import load_checkpoint
+    from mentor.models.checkpoint import load_checkpoint
     from mentor.rewards import composed_reward
 
     model, tokenizer = load_checkpoint(policy_dir)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mentor.lab.demo import run_demo
-from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LABS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
+from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, MORE_ARMS, SDPO_ARMS, SDPO_TEMPLATES, DemoSettings
+from mentor.lab.labs import LABS
 from mentor.types import InputError
 
 
@@ -78,13 +79,13 @@ def add_demo_command(sub) -> None:
     """Registers `mentor demo` on the CLI's sub-parsers."""
     demo = sub.add_parser("demo", help="the offline CPU lab: zero-reward collapse and the mentor's recovery")
     demo.add_argument("--out", default="runs/demo", help="output folder (default: runs/demo)")
-    demo.add_argument("--lab", default="addition", choices=LABS,
+    demo.add_argument("--lab", default="addition", choices=list(LABS),
                       help="addition (default: the CPU lab) or composed (the composed-skills lab, docs/lab.md)")
     demo.add_argument("--quick", action="store_true", help="a smoke run in under 2 minutes")
     demo.add_argument("--steps", type=int, help="GRPO steps per arm")
     demo.add_argument("--seeds", help="comma-separated seeds (default: 0)")
     demo.add_argument("--arms", help=f"comma-separated arms (default: {','.join(ARMS)}; the composed lab also has "
-                                     f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS if a not in ARMS)})")
+                                     f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS + MORE_ARMS if a not in ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
     demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
@@ -94,10 +95,10 @@ def add_demo_command(sub) -> None:
                            "worker processes, 1 or 2, default 2)")
     demo.add_argument("--sdpo-templates", dest="sdpo_templates", choices=SDPO_TEMPLATES,
                       help="the SDPO arms' teacher reprompt: trl (TRL's default templates, the default) or lab (the "
-                           "lab's own hint line; docs/lab.md, 'Why the SDPO arms unlearned')")
+                           "lab's own hint line; docs/evidence/sdpo42.md)")
     demo.add_argument("--blocks", type=int, help="composed lab: N paired blocks (pre-training seed x GRPO seed) of "
                                                  f"the arms {','.join(COMPOSED_ARMS)}, analysed over policies "
-                                                 "(docs/lab.md, 'Evidence, round 5')")
+                                                 "(docs/evidence/round5-fresh-policies.md)")
     demo.add_argument("--grpo-seeds", dest="grpo_seeds", type=int,
                       help="with --blocks: GRPO seeds per pre-training seed (default: 2, or with --pretrain-seeds "
                            "the blocks over the seeds named)")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
+from mentor.lab.labs import LAB_STRATEGY, LABS
 from mentor.types import InputError
 
 ARMS = ("grpo", "static_hints", "mentor")
@@ -17,15 +16,12 @@ COMPOSED_ARMS = ("grpo", "resample", "static_hints", "mentor", "learning", "two_
 # Three more, trained by TRL's SDPOTrainer instead of GRPO, run when named: SDPO alone, with the seed's library hint
 # as a collapsed group's feedback, and with the mentor's hint as that feedback.
 SDPO_ARMS = ("sdpo", "sdpo_library", "sdpo_mentor")
+# Two more, run when named (issue 55): `learning` with `hint_memory` (the hints that rescued, given again and offered
+# as candidates), and the mentor with `correct_off_policy` (its stripped rows importance-weighted).
+MORE_ARMS = ("memory", "mentor_iw")
 # The arms that train with the seed's fixed library rule (measured before training, as a user would pick it).
 LIBRARY_ARMS = ("static_hints", "sdpo_library")
 SDPO_TEMPLATES = ("trl", "lab")  # the teacher reprompt's templates: TRL's defaults, or the lab's own hint line
-LABS = ("addition", "composed")  # the default lab (docs/lab.md), and the composed-skills lab (mentor.lab.composed_demo)
-
-# How both hinted arms splice hints into the batch: the lab's best measured setting (see docs/lab.md):
-# keep 2 unhinted rows per collapsed group, and train the hinted successes' prefix tokens (off-policy).
-# One file, which training/configs/lab_cpu.yaml names as its `mentor:` config too.
-LAB_STRATEGY: dict[str, Any] = json.loads((Path(__file__).parent / "strategy.json").read_text())
 
 
 @dataclass
@@ -93,7 +89,7 @@ class DemoSettings:
                              f"({', '.join(SDPO_ARMS)}); name one in arms, or leave the templates at 'trl'")
         if not self.seeds:
             raise InputError("seeds: give at least one seed")
-        known = COMPOSED_ARMS + SDPO_ARMS if self.lab == "composed" else ARMS
+        known = COMPOSED_ARMS + SDPO_ARMS + MORE_ARMS if self.lab == "composed" else ARMS
         unknown = set(self.arms) - set(known)
         if unknown or not self.arms:
             raise InputError(f"arms: unknown arm(s) {sorted(unknown)}; the {self.lab} lab's arms are {list(known)}")
@@ -104,14 +100,13 @@ class DemoSettings:
 
     @classmethod
     def for_lab(cls, lab: str, quick: bool = False) -> DemoSettings:
-        """The full (or quick) settings of a lab: the composed lab trains at its own learning rate and strategy."""
-        settings = cls.quick() if quick else cls()
-        if lab == "composed":
-            from mentor.lab.composed_demo import COMPOSED_DEFAULTS, COMPOSED_STRATEGY
-
-            settings = replace(settings, lab=lab, strategy=dict(COMPOSED_STRATEGY),
-                               **{k: v for k, v in COMPOSED_DEFAULTS.items() if not quick or k not in QUICK_KEYS})
-        return settings
+        """The full (or quick) settings of a lab: its record's `demo` fields (mentor.lab.labs: the composed lab trains
+        at its own learning rate and strategy), less the budget `quick` sets."""
+        if lab not in LABS:
+            raise InputError(f"lab: unknown lab {lab!r}; the labs are {list(LABS)}")
+        own = {k: dict(v) if isinstance(v, dict) else v for k, v in LABS[lab].demo.items()
+               if not quick or k not in QUICK_KEYS}
+        return replace(cls.quick() if quick else cls(), lab=lab, **own)
 
 
 QUICK_KEYS = ("steps", "heldout_problems", "eval_every", "train_problems")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from mentor.lab import data
 from mentor.lab.sampling import completions
-from mentor.policy import COMMITTED_POLICY, load_checkpoint, torch_threads
+from mentor.models.checkpoint import COMMITTED_POLICY, load_checkpoint
+from mentor.policy import torch_threads
 from mentor.tasks import arithmetic
 
 

@@ -1,28 +1,18 @@
 """Fast batched sampling and evaluation of a lab policy: completions (optionally hinted, in the prompt or as the
 start of the response), their rewards as a GRPO group would get them, and greedy accuracy. `lab`: `addition` (the
-default) or `composed`, whose task formats the hints and scores the responses."""
+default) or `composed`, or any lab registered in mentor.lab.labs: its task formats the hints and scores the
+responses."""
 
 from __future__ import annotations
 
-from types import ModuleType
 from typing import Any, Callable, Sequence
 
-from mentor.lab import composed
+from mentor.lab.labs import get_lab
 from mentor.lab.tokenizer import encode
 from mentor.policy import generate_ids
 from mentor.tasks import arithmetic
-from mentor.tasks import composed as chains
 
 HintFn = Callable[[dict[str, Any]], str]
-# Each lab's task module (its `hint_prompt` and `reward`) and response length in tokens (the addition lab's ` 0068`
-# and EOS).
-LABS: dict[str, tuple[ModuleType, int]] = {"addition": (arithmetic, 6), "composed": (chains, composed.MAX_NEW_TOKENS)}
-
-
-def _lab(lab: str) -> tuple[ModuleType, int]:
-    if lab not in LABS:
-        raise ValueError(f"unknown lab {lab!r}; use one of {sorted(LABS)}")
-    return LABS[lab]
 
 
 def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placement: str, lab: str
@@ -30,9 +20,9 @@ def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placemen
     """The text the policy continues, and the part of the response already given (prefix placement)."""
     if placement not in ("prompt", "prefix"):
         raise ValueError(f"placement must be 'prompt' or 'prefix', not {placement!r}")
-    if placement == "prefix" and lab != "addition":
-        raise ValueError(f"the {lab} lab places hints in the prompt only")
-    task = _lab(lab)[0]
+    if placement not in get_lab(lab).placements:
+        raise ValueError(f"the {lab} lab places hints in: {', '.join(get_lab(lab).placements)}")
+    task = get_lab(lab).task
     texts, given = [], []
     for row in problems:
         hint = hint_fn(row) if hint_fn else ""
@@ -40,7 +30,7 @@ def _inputs(problems: Sequence[dict[str, Any]], hint_fn: HintFn | None, placemen
             texts.append(task.hint_prompt(row["prompt"], hint) if hint else row["prompt"])
             given.append("")
         else:
-            texts.append(arithmetic.prefix_prompt(row["prompt"], hint))
+            texts.append(task.prefix_prompt(row["prompt"], hint))
             given.append(f" {hint}" if hint else "")
     return texts, given
 
@@ -60,7 +50,7 @@ def completions(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: H
     from tqdm.auto import tqdm
 
     texts, given = _inputs(problems, hint_fn, placement, lab)
-    length = _lab(lab)[1]
+    length = get_lab(lab).max_new_tokens
     per = max(1, batch_size // num_samples)
     out: list[list[str]] = []
     was_training = model.training
@@ -83,7 +73,7 @@ def sample_rewards(model, tokenizer, problems: Sequence[dict[str, Any]], num_sam
     """Rewards of `num_samples` sampled completions per problem, as a GRPO group would get them."""
     outs = completions(model, tokenizer, problems, hint_fn, placement, num_samples, temperature, batch_size, seed,
                        lab=lab)
-    reward = _lab(lab)[0].reward
+    reward = get_lab(lab).task.reward
     return [[reward(c, row["answer"]) for c in group] for group, row in zip(outs, problems)]
 
 
@@ -97,7 +87,7 @@ def evaluate(model, tokenizer, problems: Sequence[dict[str, Any]], hint_fn: Hint
                        lab=lab)
     if not problems:
         return 0.0
-    reward = _lab(lab)[0].reward
+    reward = get_lab(lab).task.reward
     return sum(reward(g[0], row["answer"]) for g, row in zip(outs, problems)) / len(problems)
 
 

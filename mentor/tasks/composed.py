@@ -48,6 +48,11 @@ def format_answer(steps: list[int]) -> str:
     return " ".join(map(str, steps))
 
 
+def response(steps: list[int]) -> str:
+    """The whole response that writes these steps, its leading space included: ` 1 7 6`."""
+    return " " + format_answer(steps)
+
+
 def step_hint(steps: list[int], k: int) -> str:
     """The hint revealing step `k` (1-based) only: `_ 7 _`."""
     if not 1 <= k <= len(steps):

@@ -149,6 +149,33 @@ class TrainerAdapter(TrainerReads):
     def per_device_batch_size(self) -> int:
         return self.trainer.args.per_device_train_batch_size
 
+    @property
+    def corrects_sampling(self) -> bool:
+        """Whether TRL corrects each row by its sampling log-probs itself (vLLM with its importance sampling on)."""
+        return bool(getattr(self.trainer, "use_vllm", False)
+                    and getattr(self.trainer.args, "vllm_importance_sampling_correction", False))
+
+    @property
+    def importance_bounds(self) -> tuple[float, float]:
+        """TRL's bounds on an importance ratio, (floor, cap): `vllm_importance_sampling_clip_min` (0 when unset) and
+        `vllm_importance_sampling_clip_max` (`vllm_importance_sampling_cap` in earlier TRL; 3.0 when unset)."""
+        args = self.trainer.args
+        cap = getattr(args, "vllm_importance_sampling_clip_max", None) or getattr(args, "vllm_importance_sampling_cap",
+                                                                                  None)
+        return getattr(args, "vllm_importance_sampling_clip_min", None) or 0.0, cap or 3.0
+
+    @property
+    def seed(self) -> int:
+        return self.trainer.args.seed
+
+    @property
+    def train_size(self) -> int:
+        return len(self.trainer.train_dataset)
+
+    def train_row(self, index: int) -> dict:
+        """Row `index` of the training set, as the trainer's data loader hands rows to `_generate_and_score`."""
+        return dict(self.trainer.train_dataset[index])
+
     # --- the calls ------------------------------------------------------------------------------------------
     def generate(self, prompts: list) -> Generation:
         """The trainer's own generation (transformers, vLLM colocate or server alike)."""

@@ -215,6 +215,14 @@ def attach(config: MentorConfig, runtime: MentorRuntime, trainer) -> MentorCallb
     return callback
 
 
+def is_iterable(dataset) -> bool:
+    """Whether a dataset is read by iterating only (`datasets.IterableDataset`, a torch `IterableDataset`): no row by
+    index, so no replacement row for `redraw_all_pass`."""
+    from torch.utils.data import IterableDataset
+
+    return isinstance(dataset, IterableDataset) or not hasattr(type(dataset), "__len__")
+
+
 def checked_task(trainer, config: MentorConfig) -> Task:
     """Refuses, with the reason, a trainer the hook cannot serve; returns the task adapter."""
     if is_sdpo(trainer):  # its checks, then the ones every trainer gets
@@ -233,6 +241,10 @@ def checked_task(trainer, config: MentorConfig) -> Task:
     columns = getattr(trainer.train_dataset, "column_names", None)
     if columns is not None and ("image" in columns or "images" in columns):
         raise NotImplementedError("the mentor does not support image datasets yet")
+    if config.redraw_all_pass and is_iterable(trainer.train_dataset):
+        raise InputError(f"redraw_all_pass: true draws replacement rows from the training set by index, and this "
+                         f"{type(trainer.train_dataset).__name__} has none (an iterable dataset); give a map-style "
+                         f"`datasets.Dataset`, or set redraw_all_pass: false")
     task = dataset_task(config, columns)
     check_reward_columns(getattr(trainer, "reward_funcs", []), columns, config)
     check_success_reward(config, list(getattr(trainer, "reward_func_names", [])))

@@ -121,6 +121,19 @@ class BatchRules:
         failed = ~self.succeeded(rewards_per_func).view(-1, self.num_generations)
         return [g for g in range(failed.shape[0]) if bool(failed[g].all())]
 
+    def zero_variance(self, rewards_per_func: torch.Tensor) -> list[int]:
+        """Groups whose rows all have one total reward (an unscorable row differs from every other): GRPO gives
+        them no advantage, so no gradient."""
+        totals = self.total(rewards_per_func).view(-1, self.num_generations)
+        return [g for g in range(totals.shape[0]) if not torch.isnan(totals[g]).any()
+                and bool((totals[g] == totals[g][0]).all())]
+
+    def all_passed(self, rewards_per_func: torch.Tensor) -> list[int]:
+        """Zero-variance groups every row of which succeeded: the other kind of group with no gradient, which
+        `redraw_all_pass` replaces (the all-failed kind is `collapsed`)."""
+        succeeded = self.succeeded(rewards_per_func).view(-1, self.num_generations)
+        return [g for g in self.zero_variance(rewards_per_func) if bool(succeeded[g].all())]
+
     def picks(self, totals: list[float]) -> list[int]:
         """The re-attempts of a group (by index, `totals` their `success` scores) that the strategy splices in, slot
         by slot.
@@ -146,7 +159,7 @@ class BatchRules:
         """Puts hinted rows into group g as the strategy says, in place: the whole batch's `rewards` (every rank
         updates them, so advantages agree), and the rows of `out` it holds (`offset` is its first row's index):
         what the loss sees."""
-        G, threshold = self.num_generations, self.config.collapse_threshold
+        G = self.num_generations
         totals = self.success(hint_rewards).tolist()
         for slot, j in enumerate(self.picks(totals)):
             rewards[g * G + slot] = hint_rewards[j]
@@ -157,19 +170,49 @@ class BatchRules:
             logprobs = gen.logprobs[j] if gen.logprobs is not None else None
             # A failed continuation must not push down a true partial solution: under `train_prefix` only the
             # hinted successes train their prefix; a failure stays as generated (on-policy, prefix in the prompt).
-            if self.config.strip_hint and (totals[j] > threshold or not self.config.train_prefix):
+            if self.trained_unhinted(totals[j]):
                 prefix_ids = self.placement.prefix_ids(out.prompt_ids[i], prompt_ids, hint) \
                     if self.config.train_prefix else []
                 prompt_ids, completion_ids = out.prompt_ids[i], list(prefix_ids) + list(completion_ids)
-                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row.
-                logprobs = None if logprobs is None else [None] * len(completion_ids)
-            out.prompt_ids[i], out.completion_ids[i] = prompt_ids, completion_ids
-            out.completions[i] = gen.completions[j]
-            if out.logprobs is not None:
-                out.logprobs[i] = logprobs
-            if out.tool_mask is not None and gen.tool_mask is not None:
-                out.tool_mask[i] = [1] * (len(completion_ids) - len(gen.tool_mask[j])) + list(gen.tool_mask[j])
-            for key, values in gen.extra_fields.items():
-                if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
-                    out.extra_fields[key][i] = values[j]
+                # No sampling logprob under the original prompt: NaN turns off vLLM's IS correction for the row. Under
+                # `correct_off_policy` the generated tokens keep their hinted ones and a given prefix token gets log 1
+                # (the hint gave it), so TRL's correction weights the row by pi(y|x) / pi(y|x,h).
+                if logprobs is not None and self.config.correct_off_policy:
+                    logprobs = [0.0] * len(prefix_ids) + list(logprobs)
+                elif logprobs is not None:
+                    logprobs = [None] * len(completion_ids)
+            put_row(out, i, gen, j, prompt_ids, completion_ids, logprobs)
             out.extra_fields["mentor_hint"][i] = self.shown(hint)
+
+    def trained_unhinted(self, success: float) -> bool:
+        """Whether a spliced re-attempt whose `success` score this is trains after the unhinted prompt (`strip_hint`):
+        under `train_prefix` only a success does, a failure stays as generated (on-policy, prefix in the prompt)."""
+        return self.config.strip_hint and (success > self.config.collapse_threshold or not self.config.train_prefix)
+
+    def replace_group(self, g: int, gen: Generation, scores: torch.Tensor, out: Generation, offset: int,
+                      rewards: torch.Tensor) -> None:
+        """Group g becomes `gen`'s G rows as generated, another prompt's fresh draw (`redraw_all_pass`), in place: the
+        whole batch's `rewards`, and the rows of `out` this rank holds. On-policy: their sampling log-probs stay."""
+        G = self.num_generations
+        rewards[g * G:(g + 1) * G] = scores
+        for j in range(G):
+            i = g * G + j - offset
+            if 0 <= i < len(out.completions):
+                logprobs = gen.logprobs[j] if gen.logprobs is not None else None
+                put_row(out, i, gen, j, gen.prompt_ids[j], gen.completion_ids[j], logprobs)
+                out.extra_fields["mentor_hint"][i] = ""
+
+
+def put_row(out: Generation, i: int, gen: Generation, j: int, prompt_ids: list, completion_ids: list,
+            logprobs: list | None) -> None:
+    """Row i of `out` becomes row j of `gen`, with the prompt and completion ids and sampling log-probs given (a
+    splice may move a hint's prefix from the prompt into the completion); a tool mask grows by the ids added."""
+    out.prompt_ids[i], out.completion_ids[i] = prompt_ids, completion_ids
+    out.completions[i] = gen.completions[j]
+    if out.logprobs is not None:
+        out.logprobs[i] = logprobs
+    if out.tool_mask is not None and gen.tool_mask is not None:
+        out.tool_mask[i] = [1] * (len(completion_ids) - len(gen.tool_mask[j])) + list(gen.tool_mask[j])
+    for key, values in gen.extra_fields.items():
+        if isinstance(values, list) and isinstance(out.extra_fields.get(key), list):
+            out.extra_fields[key][i] = values[j]

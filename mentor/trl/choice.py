@@ -27,7 +27,7 @@ from typing import Any, Callable
 from mentor.config import MentorConfig
 from mentor.leakage import check_leak
 from mentor.leakage.fold import visible_text
-from mentor.reliance import HintedResponse, mean, reliance_terms
+from mentor.reliance import HintedResponse, log_ratios, mean, reliance_terms
 from mentor.tasks.base import Task
 from mentor.trl.batch import BatchRules, Generation, Reattempt
 from mentor.trl.distributed import split_map
@@ -94,13 +94,16 @@ class HintChoice:
         self.config, self.rules, self.placement, self.adapter, self.task = config, rules, rules.placement, adapter, task
 
     def chosen(self, step: int, prompts: dict[int, Any], rows: dict[int, dict], hinted: list[tuple[int, Intervention]],
-               groups: dict[int, FailedGroup], stats: Counter, reattempt: ReattemptFn
+               groups: dict[int, FailedGroup], stats: Counter, reattempt: ReattemptFn,
+               library: dict[int, list[tuple[str, str]]] | None = None
                ) -> tuple[dict[int, Reattempt], dict[int, list[Candidate]], float]:
         """Every hinted group's candidates tried, G attempts each (through `reattempt`); each intervention's hint
-        becomes its best candidate, whose attempts are the group's re-attempt. Returns the re-attempts and the
-        candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
-        G = self.rules.num_generations
-        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats) for g, iv in hinted}
+        becomes its best candidate, whose attempts are the group's re-attempt. `library`: by group, further
+        (hint, source) candidates, `hint_memory`'s rescuing hints of the group's error class. Returns the re-attempts
+        and the candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
+        G, library = self.rules.num_generations, library or {}
+        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats, library.get(g, []))
+                   for g, iv in hinted}
         tries = [(g, c) for g, _ in hinted for c in options[g]]
         attempts, seconds = reattempt(prompts, rows, [(g, c.hint) for g, c in tries])
         totals = [self.rules.success(a.scores).tolist() for a in attempts]
@@ -130,14 +133,15 @@ class HintChoice:
             k += len(tried)
         return reattempts, options, seconds + reliance_s
 
-    def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter) -> list[Candidate]:
-        """The graph's `hint` (`graph_draws` times) and the group's `hint_candidates` columns (read from its first
-        `row`) that are there, pass the leakage check and differ from the graph's and each other, each as the policy
-        would see it."""
+    def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter,
+                   library: list[tuple[str, str]] = ()) -> list[Candidate]:
+        """The graph's `hint` (`graph_draws` times), then the group's `hint_candidates` columns (read from its first
+        `row`) and the `library`'s (hint, source) pairs that are there, pass the leakage check against this group's
+        reference and differ from the graph's and each other, each as the policy would see it."""
         options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
                    for k in range(self.config.graph_draws)]
-        for column in self.config.hint_candidates:
-            text = row.get(column)
+        others = [(row.get(column), column) for column in self.config.hint_candidates] + list(library)
+        for text, column in others:
             if not isinstance(text, str) or not text.strip():
                 continue
             if check_leak(text, group.reference, self.task, problem=group.prompt).leaked:
@@ -182,19 +186,28 @@ class HintChoice:
         return responses
 
     def reliance_terms(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
-        """HiLL's reliance term of each response (mentor/reliance.py), the responses split across ranks in equal
-        shares (every rank holds every re-attempt, so all make as many forward passes), and the seconds it took;
-        None (logged) where the policy could not score them. The policy scores them in eval mode, without
-        gradients."""
+        """HiLL's reliance term of each response (mentor/reliance.py) and the seconds it took; None (logged) where
+        the policy could not score them (`scored`)."""
+        return self.scored(step, responses, reliance_terms, "hint reliance")
+
+    def log_ratios(self, step: int, responses: list[HintedResponse]) -> tuple[list[float] | None, float]:
+        """Each response's log importance ratio log pi(y|x) - log pi(y|x,h) (`correct_off_policy`), as `scored`."""
+        return self.scored(step, responses, log_ratios, "the off-policy weights")
+
+    def scored(self, step: int, responses: list[HintedResponse], fn: Callable, what: str
+               ) -> tuple[list[float] | None, float]:
+        """`fn(model, pad_id, share, batch)` over the responses split across ranks in equal shares (every rank holds
+        every re-attempt, so all make as many forward passes), and the seconds it took; None (logged as `what`)
+        where the policy could not score them. The policy scores them in eval mode, without gradients."""
         batch, model = self.adapter.per_device_batch_size, self.adapter.model
         pad_id = self.adapter.tokenizer.pad_token_id
 
-        def terms_of(share: list[HintedResponse]) -> list[float | None]:
+        def values_of(share: list[HintedResponse]) -> list[float | None]:
             try:
-                return reliance_terms(model, pad_id, share, batch)
+                return fn(model, pad_id, share, batch)
             except Exception as e:  # it may not stop training; None keeps the ranks' gathers aligned
-                logger.warning("hint reliance not computed at step %d (%s: %s)", step, type(e).__name__, e)
+                logger.warning("%s not computed at step %d (%s: %s)", what, step, type(e).__name__, e)
                 return [None] * len(share)
 
-        terms, seconds = split_map(terms_of, responses, pad=True)
-        return (None if None in terms else terms), seconds
+        values, seconds = split_map(values_of, responses, pad=True)
+        return (None if None in values else values), seconds

@@ -19,6 +19,8 @@ each rank splices the rows it holds. Every rank makes the same collective calls 
 from __future__ import annotations
 
 import logging
+import math
+import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -26,19 +28,21 @@ from typing import Any
 import torch
 
 from mentor.config import MentorConfig
+from mentor.leakage import check_leak
 from mentor.placement import Placement, prompt_text
+from mentor.reliance import HintedResponse
 from mentor.runtime import MentorRuntime
 from mentor.runtime.node_errors import NodeErrorLog
 from mentor.runtime.state import LIBRARY_FIELD
 from mentor.summary import summarise
 from mentor.tasks.base import Task, completion_text
-from mentor.trace_format import TraceRecord, trace_record
+from mentor.trace_format import ALL_PASS_SOURCE, MEMORY_SOURCE, TraceRecord, trace_record
 from mentor.trl.adapter import TrainerAdapter
 from mentor.trl.batch import REDRAW_MARKER, BatchRules, Generation, Reattempt, problem_id
 from mentor.trl.choice import Candidate, HintChoice
 from mentor.trl.distributed import gather, rank_and_world, split_map
 from mentor.trl.metrics import count_intervention, count_skipped, earlier_tier, step_metrics
-from mentor.types import Attempt, FailedGroup, Intervention
+from mentor.types import Attempt, Diagnosis, FailedGroup, Intervention
 
 logger = logging.getLogger("mentor")
 SLOW_MENTOR_S = 30.0  # a mentor phase this long gets a progress line on rank 0: a slow `llm` mentor is not a hang
@@ -97,15 +101,19 @@ class GenerationHook:
         self.rows: list[dict[str, Any]] | None = None
         self.node_errors = NodeErrorLog()  # each distinct node exception's traceback, once, on rank 0
         self.cached_rewards: torch.Tensor | None = None
+        self.row_weights: dict[int, float] = {}  # `correct_off_policy`: this rank's row -> its advantage's weight
         adapter.install(self.generate_and_score, self.generate, self.calculate_rewards)
 
     # --- the three wrapped methods ------------------------------------------------------------------------
     def generate_and_score(self, inputs):
-        self.rows = inputs
+        self.rows, self.row_weights = inputs, {}
         try:
-            return self.adapter.generate_and_score_raw(inputs)
+            output = self.adapter.generate_and_score_raw(inputs)
+            for i, weight in self.row_weights.items():  # every token of the row's loss is linear in its advantage
+                output["advantages"][i] = output["advantages"][i] * weight
+            return output
         finally:
-            self.rows, self.cached_rewards = None, None
+            self.rows, self.cached_rewards, self.row_weights = None, None, {}
 
     def calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         if self.cached_rewards is not None and len(self.cached_rewards) == len(prompts) * rank_and_world()[1]:
@@ -139,12 +147,19 @@ class GenerationHook:
         it), so every rank finds the same collapsed groups, and gathers their rows from the ranks that hold them.
         """
         step, offset = self.adapter.global_step, rank_and_world()[0] * len(prompts)
-        targets = self.rules.collapsed(rewards)
+        redrawn, redraw_s = self.redraw_all_pass(step, offset, prompts, rows, out, rewards) \
+            if self.config.redraw_all_pass else ([], 0.0)
+        targets = self.rules.collapsed(rewards)  # a re-drawn group that collapsed among them
         graduated = self.graduates(targets, offset, rows)  # before this step's hints join the history
         completions = out.completions
         if targets or self.ledger.pending:  # the same on every rank, so all ranks gather or none does
             prompts, rows, completions = self.gather_needed(targets, offset, prompts, rows, completions)
         work = StepWork(step, offset, prompts, rows, out, rewards, self.runtime.structured.fallbacks)
+        work.records, work.regen_s = [record for record, _ in redrawn], redraw_s
+        for _, outcome in redrawn:
+            work.stats["all_pass_redrawn"] += 1
+            work.stats["all_pass_zero_variance"] += outcome["zero_variance"]
+            work.stats["all_pass_collapsed"] += outcome["collapsed"]
         work.history = {g: [] for g in targets}
         totals, G = self.rules.row_rewards(rewards), self.rules.num_generations
         work.attempts = {g: [(completion_text(completions[g * G + j]), totals[g * G + j]) for j in range(G)]
@@ -155,7 +170,109 @@ class GenerationHook:
             targets = self.mentor_round(work, round_, targets)
             if not targets or self.config.mode == "next_attempt":
                 break
+        if self.config.correct_off_policy:
+            self.weigh_off_policy(work)
         self.log_step(work, graduated)
+
+    def redraw_all_pass(self, step: int, offset: int, prompts: list, rows: list[dict], out: Generation,
+                        rewards: torch.Tensor) -> tuple[list[tuple[TraceRecord, dict]], float]:
+        """Replaces each group whose every row succeeded with one total reward (`redraw_all_pass`), in place, by G
+        fresh attempts at another training row (`fresh_row`); returns each one's trace record with its outcome, and
+        the seconds the draws took. TRL's own prompt list (`prompts`) and rows (`self.rows`) become the fresh row's,
+        so its completions table and the step's later rounds read the problem the rows now hold. Every rank finds
+        the same groups (the rewards are gathered) and draws the same rows."""
+        groups = self.rules.all_passed(rewards)
+        if not groups:
+            return [], 0.0
+        G = self.rules.num_generations
+        before = self.rows_of(groups, offset, prompts, rows, out.completions)
+        fresh = {g: self.fresh_row(step, g) for g in groups}
+        draws, seconds = self.reattempt({g * G: fresh[g]["prompt"] for g in groups},
+                                        {g * G + j: {**fresh[g], "mentor_hint": ""} for g in groups for j in range(G)},
+                                        [(g, "") for g in groups])
+        totals_before = self.rules.row_rewards(rewards)
+        redrawn = []
+        for g, draw in zip(groups, draws):
+            totals, parts = self.rules.row_rewards(draw.scores), self.rules.row_parts(draw.scores)
+            outcome = {"problem_id": problem_id(fresh[g]), "prompt": prompt_text(fresh[g]["prompt"]),
+                       "attempts": [scored(completion_text(c), r, q)
+                                    for c, r, q in zip(draw.gen.completions, totals, parts)],
+                       "zero_variance": bool(self.rules.zero_variance(draw.scores)),
+                       "collapsed": bool(self.rules.collapsed(draw.scores))}
+            first_prompt, first_row, _ = before[g * G]
+            attempts = [scored(completion_text(before[g * G + j][2]), totals_before[g * G + j], {}) for j in range(G)]
+            redrawn.append((self.all_pass_record(step, g, first_prompt, first_row, attempts, outcome), outcome))
+            self.rules.replace_group(g, draw.gen, draw.scores, out, offset, rewards)
+            for j in range(G):
+                i = g * G + j - offset
+                if 0 <= i < len(prompts):  # a row this rank holds
+                    prompts[i], self.rows[i] = fresh[g]["prompt"], fresh[g]
+                    rows[i] = {**fresh[g], **{k: v[i] for k, v in out.extra_fields.items() if isinstance(v, list)}}
+        return redrawn, seconds
+
+    def fresh_row(self, step: int, g: int) -> dict:
+        """The training row that replaces all-pass group g at `step`: drawn with replacement from the whole training
+        set by a seed of the run's seed, the step and the group, so a resumed run, and every rank, draws the same;
+        the sampler and its epochs are untouched."""
+        rng = random.Random(f"mentor/redraw_all_pass/{self.adapter.seed}/{step}/{g}")
+        return self.adapter.train_row(rng.randrange(self.adapter.train_size))
+
+    def all_pass_record(self, step: int, g: int, prompt: Any, row: dict, attempts: list[dict], replacement: dict
+                        ) -> TraceRecord:
+        """The trace record of all-pass group g's re-draw: the group as it was (its attempts all succeeded) and, in
+        `replacement`, the row and attempts that took its place. No graph ran, and no hint was given."""
+        reference = {name: row[self.config.columns.get(name, name)]
+                     for name in self.task.reference_fields + self.task.optional_reference_fields
+                     if row.get(self.config.columns.get(name, name)) is not None}
+        group = FailedGroup(problem_id(row), self.task.name, prompt_text(prompt), reference,
+                            [Attempt(a["completion"], a["reward"] or 0.0) for a in attempts])
+        iv = Intervention(group.problem_id, group.task, hint="", backend={"hint_source": ALL_PASS_SOURCE})
+        training = {"step": step, "group": g, "round": 0, "reattempt": [], "recovered": None,
+                    "strategy": self.config.strategy, "placement": self.config.hint_placement,
+                    "strip_hint": self.config.strip_hint, "train_prefix": self.config.train_prefix,
+                    "replacement": replacement}
+        return trace_record(group, iv, attempts, None, training)
+
+    def rows_of(self, groups: list[int], offset: int, prompts: list, rows: list[dict], completions: list
+                ) -> dict[int, tuple[Any, dict, Any]]:
+        """Every rank's (prompt, row, completion) of the `groups`' rows, by row number in the whole batch, in one
+        collective."""
+        G = self.rules.num_generations
+        wanted = {g * G + j for g in groups for j in range(G)}
+        mine = {offset + i: entry for i, entry in enumerate(zip(prompts, rows, completions)) if offset + i in wanted}
+        return {i: entry for part in gather(mine) for i, entry in part.items()}
+
+    def weigh_off_policy(self, work: StepWork) -> None:
+        """`correct_off_policy`: each spliced row trained after the unhinted prompt gets the truncated importance
+        ratio pi(y|x) / pi(y|x,h) of its response as the weight of its advantage (`row_weights`, applied once TRL has
+        computed the advantages), from the log-probabilities HiLL's reliance computes. Under vLLM with TRL's own
+        correction on, the rows kept their hinted sampling log-probs (BatchRules.splice), and TRL weights them."""
+        G, rows, responses = self.rules.num_generations, [], []
+        for g, (reattempt, hint) in sorted(work.spliced.items()):
+            totals = self.rules.success(reattempt.scores).tolist()
+            plain = self.adapter.prompt_ids(self.placement.rendered(work.prompts[g * G]))  # the ids TRL gave it
+            for slot, j in enumerate(self.rules.picks(totals)):
+                if not self.rules.trained_unhinted(totals[j]):
+                    continue
+                hinted, generated = list(reattempt.gen.prompt_ids[j]), list(reattempt.gen.completion_ids[j])
+                prefix = self.placement.prefix_ids(plain, hinted, hint) if self.config.train_prefix else []
+                rows.append(g * G + slot)
+                responses.append(HintedResponse(plain, hinted, prefix, generated))
+        work.stats["off_policy_rows"] = len(rows)
+        if not rows or self.adapter.corrects_sampling:
+            return
+        ratios, seconds = self.choice.log_ratios(work.step, responses)
+        work.stats["off_policy_s"] = seconds
+        if ratios is None:  # logged; the rows train unweighted, as without the option
+            work.stats["off_policy_errors"] += 1
+            return
+        floor, cap = self.adapter.importance_bounds
+        weights = [cap if r >= math.log(cap) else max(floor, math.exp(r)) for r in ratios]
+        for row, weight in zip(rows, weights):
+            if 0 <= row - work.offset < len(work.out.completions):
+                self.row_weights[row - work.offset] = weight
+        work.stats["off_policy_weight_sum"] = sum(weights)
+        work.stats["off_policy_capped"] = sum(w >= cap for w in weights)
 
     def graduates(self, targets: list[int], offset: int, rows: list[dict]) -> set[str]:
         """The problems hinted at an earlier step of the run whose group this step earns reward without a hint (not
@@ -200,13 +317,18 @@ class GenerationHook:
                 continue
             groups.append(failed)
             kept.append(g)
-        interventions = self.mentored(work, groups)
+        remembered = self.remembered(kept, groups) if self.config.hint_memory and round_ == 1 else {}
+        fresh = iter(self.mentored(work, [group for g, group in zip(kept, groups) if g not in remembered]))
+        interventions = [self.from_memory(group, remembered[g]) if g in remembered else next(fresh)
+                         for g, group in zip(kept, groups)]
         hinted = [(g, iv) for g, iv in zip(kept, interventions) if iv.hint]
         reattempts: dict[int, Reattempt] = {}
         tried: dict[int, list[Candidate]] = {}  # `hint_choice: learning`: each group's candidates
         if hinted and self.config.mode == "in_step" and self.config.hint_choice == "learning":
+            library = {g: self.library_hints(iv) for g, iv in hinted} if self.config.hint_memory else {}
             reattempts, tried, seconds = self.choice.chosen(work.step, work.prompts, rows, hinted,
-                                                            dict(zip(kept, groups)), work.stats, self.reattempt)
+                                                            dict(zip(kept, groups)), work.stats, self.reattempt,
+                                                            library)
             work.regen_s += seconds
         elif hinted and self.config.mode == "in_step":
             attempts, seconds = self.reattempt(work.prompts, rows, [(g, iv.hint) for g, iv in hinted])
@@ -218,8 +340,12 @@ class GenerationHook:
             record = self.record(work.step, g, round_, replace(group, reference={**group.reference, **stored}),
                                  work.prompts[g * G], work.attempts[g], iv, reattempts.get(g), tried.get(g),
                                  work.parts.get(g))
+            if g in remembered:
+                record["memory"] = {"step": remembered[g]["step"], "problem_id": remembered[g]["problem_id"]}
             work.records.append(record)
             count_intervention(work.stats, iv, record["recovered"], earlier_tier(group))
+            if self.config.hint_memory:
+                self.learn(work, g in remembered, group, iv, record["recovered"])
             if not iv.hint:
                 continue
             self.ledger.remember(group.problem_id, iv.tier, iv.hint, self.config.mode == "next_attempt")
@@ -229,6 +355,44 @@ class GenerationHook:
                 work.parts[g] = [a.get("rewards", {}) for a in record["reattempt"]]
                 still.append(g)
         return still
+
+    def remembered(self, kept: list[int], groups: list[FailedGroup]) -> dict[int, dict]:
+        """The groups `hint_memory` serves this round, with their problem's remembered hint: those whose hint passes
+        the leakage check against the group's reference again (a hint that now leaks is forgotten)."""
+        served = {}
+        for g, group in zip(kept, groups):
+            entry = self.ledger.memory.get(group.problem_id)
+            if entry is None:
+                continue
+            if check_leak(entry["hint"], group.reference, self.task, problem=group.prompt).leaked:
+                self.ledger.forget(group.problem_id)
+                continue
+            served[g] = entry
+        return served
+
+    def from_memory(self, group: FailedGroup, entry: dict) -> Intervention:
+        """The intervention `hint_memory` gives `group`: its problem's remembered hint, with no graph run."""
+        return Intervention(group.problem_id, group.task, Diagnosis(error_class=entry["error_class"]),
+                            hint=entry["hint"], tier=entry["tier"], backend={"hint_source": MEMORY_SOURCE})
+
+    def library_hints(self, iv: Intervention) -> list[tuple[str, str]]:
+        """Under `hint_choice: learning`, the rescuing hints `hint_memory` keeps for the group's error class, as
+        (hint, source) candidates; the choice checks each against this group's reference."""
+        entries = self.ledger.library.get(iv.diagnosis.error_class, [])
+        return [(e["hint"], f"memory:{e['problem_id']}@{e['step']}") for e in entries]
+
+    def learn(self, work: StepWork, from_memory: bool, group: FailedGroup, iv: Intervention, recovered: bool) -> None:
+        """What `hint_memory` takes from one intervention: a remembered hint that failed is forgotten, and a graph
+        hint (or a remembered one) that recovered is remembered for its problem and its error class."""
+        work.stats["memory_hits"] += from_memory
+        work.stats["memory_rescues"] += from_memory and recovered
+        if not iv.hint:
+            return
+        if recovered and not from_memory:
+            self.ledger.remember_rescue(group.problem_id, iv.hint, iv.tier, iv.diagnosis.error_class, work.step,
+                                        self.config.hint_memory_size)
+        elif from_memory and not recovered:
+            self.ledger.forget(group.problem_id)
 
     def failed_group(self, row: dict, attempts: list[tuple[str, float]], history: list[dict]) -> FailedGroup | str:
         """The FailedGroup of a collapsed group, or the reason it cannot be mentored."""
@@ -343,6 +507,20 @@ class GenerationHook:
             "mentor/structured_output_fallbacks": sum(gather(self.runtime.structured.fallbacks
                                                              - work.fallbacks_before)),
         }
+        if self.config.correct_off_policy:
+            rows = work.stats["off_policy_rows"]
+            metrics.update({"mentor/off_policy_rows": rows, "mentor/off_policy_capped": work.stats["off_policy_capped"],
+                            "mentor/off_policy_s": work.stats["off_policy_s"],
+                            "mentor/off_policy_errors": work.stats["off_policy_errors"]})
+            if rows and not self.adapter.corrects_sampling and not work.stats["off_policy_errors"]:
+                metrics["mentor/off_policy_weight"] = work.stats["off_policy_weight_sum"] / rows
+        if self.config.hint_memory:
+            metrics.update({"mentor/memory_hits": work.stats["memory_hits"],
+                            "mentor/memory_rescues": work.stats["memory_rescues"],
+                            "mentor/graph_runs_saved": work.stats["memory_hits"]})
+        if self.config.redraw_all_pass:
+            metrics.update({f"mentor/{key}": work.stats[key] for key in
+                            ("all_pass_redrawn", "all_pass_zero_variance", "all_pass_collapsed")})
         if self.config.hint_choice == "learning":  # mentor/trl/choice.py's figures
             metrics.update({f"mentor/{key}": work.stats[key] for key in
                             ("candidate_attempts", "chosen_not_graph", "candidates_leaking", "reliance_errors")})

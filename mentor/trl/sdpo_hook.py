@@ -41,7 +41,7 @@ from mentor.types import InputError
 # the default would describe a run that does not happen. Their parameters (k, mixed_share, hint_candidates,
 # graph_draws, reliance_penalty) are inert while these are at their defaults, as under GRPO.
 REATTEMPT_KEYS = ("strategy", "max_rounds", "hint_placement", "strip_hint", "train_prefix", "mode", "hint_choice",
-                  "hint_source", "reliance_every")
+                  "hint_source", "reliance_every", "redraw_all_pass", "hint_memory", "correct_off_policy")
 # The re-attempt's metrics, which an SDPO step has no figure for.
 REATTEMPT_METRICS = ("mentor/collapse_rate_after", "mentor/recovered", "mentor/regen_s")
 

