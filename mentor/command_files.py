@@ -1,10 +1,9 @@
 """The files of `mentor diagnose` and `mentor eval`: the one reader of failed groups (a JSONL file, each line
-checked against its task, or a run's trace store), and checking an output path before any work is done."""
+checked against its task, or a run's trace store). Their output paths are checked in mentor/output.py."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from mentor.tasks import get_task
@@ -138,27 +137,3 @@ def checked_group(row) -> FailedGroup:
             raise InputError(f"reference.{field} must be {expected}, got {json.dumps(value)[:80]} "
                              f"({type(value).__name__}); fix the field or drop it")
     return group
-
-
-def input_files(path: Path) -> list[Path]:
-    """The files an input argument reads: the path, and a run directory's trace store."""
-    from mentor.traces import trace_path
-
-    return [path, trace_path(path)] if path.is_dir() else [path]
-
-
-def check_output(out: Path, flag: str = "-o", inputs: list[Path] = ()) -> None:
-    """Refuses (InputError, naming `flag`, the option that gave the path) an output path that cannot become a file:
-    a folder, under a file or a folder this process cannot write, or one of the `inputs` files (or a link to one)."""
-    if out.is_dir():
-        raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
-    for source in (f for path in inputs for f in input_files(Path(path))):
-        if out.resolve() == source.resolve() or out.exists() and source.exists() and os.path.samefile(out, source):
-            raise InputError(f"{flag} {out} is the input file {source}: writing it would destroy what is being "
-                             f"read. Give another output path")
-    folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        why = "a file, not a folder" if not folder.is_dir() else "no write permission"
-        raise InputError(f"{flag} {out}: cannot write under {folder} ({why})")
-    if out.exists() and not os.access(out, os.W_OK):
-        raise InputError(f"{flag} {out}: the file exists and is not writable")

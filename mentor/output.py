@@ -1,7 +1,8 @@
 """How `mentor diagnose` and `mentor eval` write their outputs so that nothing finished is lost and no output is
 half-written: results go to `<OUT>.partial` as they finish, and OUT is written whole (a temporary file beside it,
 renamed over it) only once the run is complete. An interrupted or failed run leaves OUT as it was, and the partial
-file holds what finished."""
+file holds what finished. Before any work, `check_output` refuses an output path that could not be written or
+would overwrite an input."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import threading
 import uuid
 from pathlib import Path
 from typing import Iterable
+
+from mentor.trace_format import trace_path
+from mentor.types import InputError
 
 
 def partial_path(out: Path) -> Path:
@@ -58,3 +62,25 @@ class ResultLines:
         self.stop()
         write_atomically(self.out, (line + "\n" for line in lines))
         self.partial.unlink(missing_ok=True)
+
+
+def input_files(path: Path) -> list[Path]:
+    """The files an input argument reads: the path, and a run directory's trace store."""
+    return [path, trace_path(path)] if path.is_dir() else [path]
+
+
+def check_output(out: Path, flag: str = "-o", inputs: list[Path] = ()) -> None:
+    """Refuses (InputError, naming `flag`, the option that gave the path) an output path that cannot become a file:
+    a folder, under a file or a folder this process cannot write, or one of the `inputs` files (or a link to one)."""
+    if out.is_dir():
+        raise InputError(f"{flag} {out} is a folder; give a file path, e.g. {out / 'out.jsonl'}")
+    for source in (f for path in inputs for f in input_files(Path(path))):
+        if out.resolve() == source.resolve() or out.exists() and source.exists() and os.path.samefile(out, source):
+            raise InputError(f"{flag} {out} is the input file {source}: writing it would destroy what is being "
+                             f"read. Give another output path")
+    folder = next((p for p in out.parents if p.exists()), Path("."))  # the nearest that exists (the rest are made)
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        why = "a file, not a folder" if not folder.is_dir() else "no write permission"
+        raise InputError(f"{flag} {out}: cannot write under {folder} ({why})")
+    if out.exists() and not os.access(out, os.W_OK):
+        raise InputError(f"{flag} {out}: the file exists and is not writable")

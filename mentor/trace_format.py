@@ -29,9 +29,19 @@ every side may import it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypedDict
 
 from mentor.types import FailedGroup, Intervention
+
+TRACE_FILE = "mentor/traces.sqlite"  # a run directory's trace store, under its output_dir
+
+
+def trace_path(run_dir: str | Path) -> Path:
+    """The trace file of a run directory (a trainer's output_dir), or the file itself if given."""
+    path = Path(run_dir)
+    return path if path.suffix == ".sqlite" or path.is_file() else path / TRACE_FILE
+
 
 LONG_TEXT = 256  # chars: an output string at least this long that repeats an input value is stored as a reference
 BOOKKEEPING = ("group", "backend", "fallbacks", "prompts", "replies")  # input channels a node record leaves out

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mentor.command_files import check_output, read_failures
+from mentor.command_files import read_failures
 from mentor.summary import summarise
 from mentor.types import InputError, Intervention, Terminated
 
@@ -51,7 +51,7 @@ def cmd_diagnose(args) -> int:
     from tqdm import tqdm
 
     from mentor.api import Mentor
-    from mentor.output import ResultLines, partial_path
+    from mentor.output import ResultLines, check_output, partial_path
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe
     from mentor.traces.jsonl import intervention_line

@@ -20,8 +20,9 @@ from mentor.types import InputError, Intervention
 def cmd_eval(args) -> int:
     """Each finished row's figures go to `-o`.partial; `-o` and `--html` are written whole at the end
     (mentor/output.py), so Ctrl-C keeps the rows that finished."""
-    from mentor.command_files import check_output, read_failures, run_settings
+    from mentor.command_files import read_failures, run_settings
     from mentor.evaluation.rewards import scoring
+    from mentor.output import check_output
     from mentor.policy import torch_threads
     from mentor.runtime.node_errors import report_node_errors
     from mentor.runtime.versions import describe

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="decide by a sign-flip test over problems, Holm-adjusted over the comparisons (round 6)")
     p.add_argument("-o", "--out", help="write the pooled figures as JSON here")
     args = p.parse_args(argv)
-    from mentor.command_files import check_output
+    from mentor.output import check_output
 
     try:
         if args.out:  # refused before anything is read: an input report is a seed's whole sampling

@@ -3,7 +3,7 @@ writer of `mentor diagnose` files (jsonl), and the HTML viewer with its assets (
 
 The store's public names are importable from here: `from mentor.traces import TraceStore`."""
 
-from mentor.trace_format import node_io
-from mentor.traces.store import TRACE_FILE, TraceStore, trace_path
+from mentor.trace_format import TRACE_FILE, node_io, trace_path
+from mentor.traces.store import TraceStore
 
 __all__ = ["TRACE_FILE", "TraceStore", "node_io", "trace_path"]

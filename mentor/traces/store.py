@@ -12,12 +12,11 @@ from typing import Any, Callable, Iterator
 from urllib.parse import quote
 
 from mentor.text import repaired
-from mentor.trace_format import TraceRecord, decoded_record
+from mentor.trace_format import TraceRecord, decoded_record, trace_path
 from mentor.types import InputError
 
 logger = logging.getLogger("mentor")
 
-TRACE_FILE = "mentor/traces.sqlite"
 MAX_FIELD_CHARS = 1 << 20  # a string field longer than this (1 Mi characters) is stored cut, with a marker
 MAX_RECORD_CHARS = 1 << 24  # a record longer than this (16 Mi characters) has its fields cut harder until it fits
 # A write that finds the file locked waits up to BUSY_TIMEOUT_S, and is tried WRITE_ATTEMPTS times: a few seconds
@@ -73,12 +72,6 @@ def _row(step: int, record: dict[str, Any]) -> tuple:
     return (step, r.get("group", 0), r.get("round", 1), r["problem_id"], r.get("task"),
             r.get("diagnosis", {}).get("error_class"), r.get("tier"), r.get("hint"), int(bool(r.get("withheld"))),
             int(bool(r.get("recovered"))), len(r.get("leak", {}).get("leaked_drafts", [])), text)
-
-
-def trace_path(run_dir: str | Path) -> Path:
-    """The trace file of a run directory (a trainer's output_dir), or the file itself if given."""
-    path = Path(run_dir)
-    return path if path.suffix == ".sqlite" or path.is_file() else path / TRACE_FILE
 
 
 def readonly_uri(path: Path, on_problem: Callable[[str], None]) -> str:

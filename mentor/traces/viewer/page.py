@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mentor.command_files import check_output
+from mentor.output import check_output
 from mentor.traces import trace_path
 from mentor.traces.viewer.graph import graph_spec, stored_graph
 from mentor.traces.viewer.json_text import script_safe, to_json
