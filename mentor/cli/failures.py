@@ -128,8 +128,7 @@ SOURCES = {"lab": lab_rows, "policy": policy_rows, "champ": champ_rows}
 
 
 def cmd_failures(args) -> int:
-    from mentor.command_files import check_output
-    from mentor.output import write_atomically
+    from mentor.output import check_output, write_atomically
 
     options = source_options(args)
     out = Path(args.output)
