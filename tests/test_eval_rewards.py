@@ -9,6 +9,7 @@ from mentor.cli import main
 from mentor.lab.data import make_dataset
 from mentor.rewards import arithmetic_reward
 from tiny_grpo import make_trainer
+from viewer_page import open_record
 
 
 def half_for_anything(completions, **kwargs):
@@ -67,7 +68,6 @@ def test_reward_flags_override_the_run_and_bad_ones_are_refused(tmp_path, capsys
 
 def test_a_record_keeps_each_reward_functions_part_and_the_viewer_shows_them(tmp_path, browser):
     from mentor.traces import TraceStore
-    from mentor.traces.viewer import build_html, graph_spec
 
     run = trained_run(tmp_path)
     store = TraceStore(run, readonly=True)
@@ -75,10 +75,7 @@ def test_a_record_keeps_each_reward_functions_part_and_the_viewer_shows_them(tmp
     assert all(a["rewards"]["half_for_anything"] == 0.5 and a["rewards"]["arithmetic_reward"] == 0.0
                and a["reward"] == 0.5 for a in record["attempts"])  # collapsed: no attempt was right
     assert all(set(a["rewards"]) == {"arithmetic_reward", "half_for_anything"} for a in record["reattempt"])
-    page = tmp_path / "traces.html"
-    page.write_text(build_html(store.interventions_json(), store.steps(), graph_spec(), source="run"), encoding="utf-8")
-    browser.navigate(page.as_uri() + f"#i{record['id']}")
-    browser.wait_for("window.mentorReady && document.getElementById('detail').getAttribute('data-id')")
+    open_record(browser, store, tmp_path / "traces.html", record["id"])
     header = browser.js("Array.from(document.querySelectorAll('#detail .attempts th')).map(th => th.textContent)")
     assert header == ["#", "completion", "reward", "arithmetic_reward", "half_for_anything"]
     cells = browser.js("Array.from(document.querySelectorAll('#detail .attempts tbody tr:first-child td'))"

@@ -17,6 +17,7 @@ from mentor.trace_format import is_all_pass
 from mentor.traces import TraceStore
 from mentor.types import InputError
 from tiny_grpo import G, make_trainer
+from viewer_page import cards, list_row, open_record
 
 METRICS = ("mentor/all_pass_redrawn", "mentor/all_pass_zero_variance", "mentor/all_pass_collapsed")
 
@@ -92,25 +93,17 @@ def test_an_iterable_training_set_is_refused(tmp_path):
 
 
 def test_the_viewer_shows_an_all_pass_group_and_its_replacement(tmp_path, browser):
-    from mentor.traces.viewer import build_html, graph_spec
-
     run = tmp_path / "run"
     mixed_trainer(run, redraw_all_pass=True).train()
     store = TraceStore(run, readonly=True)
     redraws = [r for r in store.interventions() if is_all_pass(r)]
     record = redraws[0]
-    page = tmp_path / "traces.html"
-    page.write_text(build_html(store.interventions_json(), store.steps(), graph_spec(), source="run"), encoding="utf-8")
-    browser.navigate(page.as_uri() + f"#i{record['id']}")
-    browser.wait_for("window.mentorReady && document.getElementById('detail').getAttribute('data-id')")
-    cards = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('#cards .card'))"
-                       ".map(c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent]))")
-    assert cards["all-pass re-draws"] == str(len(redraws))
-    assert cards["interventions"] == str(len(store.interventions()) - len(redraws))
+    open_record(browser, store, tmp_path / "traces.html", record["id"])
+    shown = cards(browser)
+    assert shown["all-pass re-draws"] == str(len(redraws))
+    assert shown["interventions"] == str(len(store.interventions()) - len(redraws))
     detail = browser.js("document.getElementById('detail').textContent")
     assert f"Attempts, all passed ({G})" in detail and "Replaced by a fresh row" in detail
     assert record["replacement"]["problem_id"] in detail and "Diagnosis" not in detail
-    row = browser.js(f"Array.from(document.querySelector('#list tr[data-id=\"{record['id']}\"]').children)"
-                     ".map(td => td.textContent)")
-    assert row[4:7] == ["-", "-", "all passed: re-drawn"]  # class, tier, hint
+    assert list_row(browser, record["id"])[4:7] == ["-", "-", "all passed: re-drawn"]  # class, tier, hint
     assert browser.problems() == []

@@ -12,6 +12,7 @@ from mentor.summary import summarise
 from mentor.traces import TraceStore
 from mentor.types import Intervention
 from tiny_grpo import G, RecordingReward, make_trainer
+from viewer_page import cards, list_row, open_record
 
 RETRY_LINE = "retry control: collapsed groups re-drawn unhinted; no graph runs"
 
@@ -50,24 +51,15 @@ def test_the_retry_control_says_so_at_attach_and_logs_re_draws_not_tiers_or_clas
 
 
 def test_the_viewer_shows_a_re_draw_with_no_tier_verdict_or_class(tmp_path, redraw_run, browser):
-    from mentor.traces.viewer import build_html, graph_spec
-
-    run = redraw_run[0]
-    store = TraceStore(run, readonly=True)
+    store = TraceStore(redraw_run[0], readonly=True)
     record = store.interventions()[0]
-    page = tmp_path / "traces.html"
-    page.write_text(build_html(store.interventions_json(), store.steps(), graph_spec(), source="run"), encoding="utf-8")
-    browser.navigate(page.as_uri() + f"#i{record['id']}")
-    browser.wait_for("window.mentorReady && document.getElementById('detail').getAttribute('data-id')")
-    cards = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('#cards .card'))"
-                       ".map(c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent]))")
-    assert cards["re-draws"] == "2" and cards["hints given"] == "0" and cards["interventions"] == "2"
+    open_record(browser, store, tmp_path / "traces.html", record["id"])
+    shown = cards(browser)
+    assert shown["re-draws"] == "2" and shown["hints given"] == "0" and shown["interventions"] == "2"
     detail = browser.js("document.getElementById('detail').textContent")
     assert "re-draw (no hint)" in detail and f"Re-draw without a hint ({G})" in detail
     assert not any(word in detail.lower() for word in ("tier", "leakage checker", "error class", "diagnosis"))
     assert browser.js("document.querySelectorAll('[data-plot=tiers] .mark').length") == 0  # no tier 0 bar
     assert browser.js("document.querySelectorAll('[data-plot=recovery] .mark').length") == 0  # no `unknown` class
-    row = browser.js(f"Array.from(document.querySelector('#list tr[data-id=\"{record['id']}\"]').children)"
-                     ".map(td => td.textContent)")
-    assert row[4:7] == ["-", "-", "re-draw (no hint)"]  # class, tier, hint
+    assert list_row(browser, record["id"])[4:7] == ["-", "-", "re-draw (no hint)"]  # class, tier, hint
     assert browser.problems() == []

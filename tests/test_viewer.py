@@ -19,6 +19,7 @@ import pytest
 
 from failed_groups import ARITHMETIC
 from mentor.traces import node_io
+from viewer_page import cards, write_page
 
 # --- a real tiny GRPO run with traces ---------------------------------------------------------------------
 LEAK = "<b>the answer is {answer}</b>"  # markup in a draft: the page must show it as text
@@ -443,11 +444,7 @@ def test_a_jsonl_file_read_once_reports_a_broken_last_line(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def run_page(store, graph, tmp_path_factory):
-    from mentor.traces.viewer import build_html
-
-    path = tmp_path_factory.mktemp("page") / "traces.html"
-    path.write_text(build_html(store.interventions_json(), store.steps(), graph, source="run"), encoding="utf-8")
-    return path.as_uri()
+    return write_page(store, tmp_path_factory.mktemp("page") / "traces.html", graph).as_uri()
 
 
 def rows(browser) -> list[int]:
@@ -731,7 +728,6 @@ def metrics_run(tmp_path_factory, graph):
     from mentor import Mentor
     from mentor.lab.data import make_dataset
     from mentor.traces import TraceStore
-    from mentor.traces.viewer import build_html
     from tiny_grpo import ScheduledReward, make_trainer
 
     path = tmp_path_factory.mktemp("metrics")
@@ -741,8 +737,7 @@ def metrics_run(tmp_path_factory, graph):
     Mentor.from_config({"reliance_every": 2}).attach(trainer)
     trainer.train()
     store = TraceStore(path, readonly=True)
-    page = path / "traces.html"
-    page.write_text(build_html(store.interventions_json(), store.steps(), graph, source="run"), encoding="utf-8")
+    page = write_page(store, path / "traces.html", graph)
     steps = store.steps()
     store.close()
     return page.as_uri(), steps
@@ -761,10 +756,9 @@ def test_the_page_shows_graduation_and_hint_reliance_per_step(browser, metrics_r
     assert browser.problems() == []
     assert marks(browser, "graduated") == [0, 1, 0] + [0, 1, 1]  # this step's, then the run's
     assert marks(browser, "reliance") == pytest.approx(reliance, abs=1e-12)
-    cards = browser.js("Object.fromEntries(Array.from(document.querySelectorAll('#cards .card'))"
-                       ".map(c => [c.querySelector('.k').textContent, c.querySelector('.v').textContent]))")
-    assert cards["graduated"] == "1"
-    assert float(cards["hint reliance"]) == pytest.approx(sum(reliance) / len(reliance), rel=0.05)  # 2 digits
+    shown = cards(browser)
+    assert shown["graduated"] == "1"
+    assert float(shown["hint reliance"]) == pytest.approx(sum(reliance) / len(reliance), rel=0.05)  # 2 digits
     # Both values show on hover, the reliance's with its sign.
     titles = browser.js("Array.from(document.querySelectorAll('[data-plot=reliance] svg .mark title'))"
                         ".map(t => t.textContent)")

@@ -5,6 +5,7 @@ import pytest
 
 from mentor.lab.data import make_dataset
 from tiny_grpo import make_trainer
+from viewer_page import open_record
 
 HOSTILE = "<img src=x onerror=\"window.pwned=1\"> Line the digits up by place."
 
@@ -23,7 +24,6 @@ class HalfReward:
 def test_the_detail_lists_the_hints_tried_and_marks_the_one_given(tmp_path, browser):
     from mentor import Mentor
     from mentor.traces import TraceStore
-    from mentor.traces.viewer import build_html, graph_spec
 
     rows = make_dataset("hard", 16, seed=0)
     rows = rows.add_column("alt", [HOSTILE] * len(rows))
@@ -32,10 +32,7 @@ def test_the_detail_lists_the_hints_tried_and_marks_the_one_given(tmp_path, brow
     trainer.train()
     store = TraceStore(tmp_path / "run", readonly=True)
     record = store.interventions()[0]
-    page = tmp_path / "traces.html"
-    page.write_text(build_html(store.interventions_json(), store.steps(), graph_spec(), source="run"), encoding="utf-8")
-    browser.navigate(page.as_uri() + f"#i{record['id']}")
-    browser.wait_for("window.mentorReady && !!document.getElementById('detail-candidates')")
+    open_record(browser, store, tmp_path / "traces.html", record["id"])
     cells = browser.js("Array.from(document.querySelectorAll('#detail-candidates tbody tr'))"
                        ".map(tr => Array.from(tr.children).map(td => td.textContent))")
     assert [(c[0], c[1], c[2], c[5]) for c in cells] == [("graph", record["candidates"][0]["hint"], "1", ""),
