@@ -95,6 +95,11 @@ def test_learning_takes_the_class_library_as_candidates(tmp_path):
     later = [r for r in records(tmp_path) if r["step"] >= 1 and r.get("candidates")]
     sources = {c["source"] for r in later for c in r["candidates"]}
     assert any(s.startswith("memory:") for s in sources)
+    # A group the memory served names its first candidates `memory`, not `graph`: no graph ran for it.
+    served = [r for r in later if r["backend"].get("hint_source") == "memory"]
+    assert served and all([c["source"] for c in r["candidates"][:2]] == ["memory", "memory#2"] for r in served)
+    assert all(r["candidates"][0]["source"] == "graph" for r in records(tmp_path)
+               if r["step"] == 0 and r.get("candidates"))
 
 
 def test_the_memory_is_refused_where_no_re_attempt_says_what_rescued():

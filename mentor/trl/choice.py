@@ -40,8 +40,8 @@ ReattemptFn = Callable[[dict[int, Any], dict[int, dict], list[tuple[int, str]]],
 
 @dataclass
 class Candidate:
-    """One hint a group may get, where it came from (`graph`, `graph#2`... for further draws, or its column), and,
-    once tried, its figures and whether it was given."""
+    """One hint a group may get, where it came from (`graph`, `graph#2`... for further draws, `memory` where
+    `hint_memory` gave the intervention's hint, or its column), and, once tried, its figures and whether it was given."""
 
     hint: str
     source: str
@@ -102,8 +102,8 @@ class HintChoice:
         (hint, source) candidates, `hint_memory`'s rescuing hints of the group's error class. Returns the re-attempts
         and the candidates tried, by group, and the seconds taken; the extra attempts go to `stats`."""
         G, library = self.rules.num_generations, library or {}
-        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats, library.get(g, []))
-                   for g, iv in hinted}
+        options = {g: self.candidates(rows[g * G], iv.hint, groups[g], stats, library.get(g, []),
+                                      iv.backend.get("hint_source") or "graph") for g, iv in hinted}
         tries = [(g, c) for g, _ in hinted for c in options[g]]
         attempts, seconds = reattempt(prompts, rows, [(g, c.hint) for g, c in tries])
         totals = [self.rules.success(a.scores).tolist() for a in attempts]
@@ -134,11 +134,12 @@ class HintChoice:
         return reattempts, options, seconds + reliance_s
 
     def candidates(self, row: dict, hint: str, group: FailedGroup, stats: Counter,
-                   library: list[tuple[str, str]] = ()) -> list[Candidate]:
-        """The graph's `hint` (`graph_draws` times), then the group's `hint_candidates` columns (read from its first
-        `row`) and the `library`'s (hint, source) pairs that are there, pass the leakage check against this group's
-        reference and differ from the graph's and each other, each as the policy would see it."""
-        options = [Candidate(hint, "graph" if k == 0 else f"graph#{k + 1}", from_graph=True)
+                   library: list[tuple[str, str]] = (), origin: str = "graph") -> list[Candidate]:
+        """The intervention's `hint` (`graph_draws` times), labelled by its `origin` (`graph`, or `memory` where
+        `hint_memory` gave it), then the group's `hint_candidates` columns (read from its first `row`) and the
+        `library`'s (hint, source) pairs that are there, pass the leakage check against this group's reference and
+        differ from the intervention's and each other, each as the policy would see it."""
+        options = [Candidate(hint, origin if k == 0 else f"{origin}#{k + 1}", from_graph=True)
                    for k in range(self.config.graph_draws)]
         others = [(row.get(column), column) for column in self.config.hint_candidates] + list(library)
         for text, column in others:
