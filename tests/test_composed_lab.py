@@ -156,6 +156,30 @@ def test_quick_composed_demo_pretrains_the_seed_picks_its_library_and_writes_res
     assert (cached / "meta.json").stat().st_mtime == mtime
 
 
+def test_round_6s_arms_train_memory_with_the_candidates_and_mentor_iw_with_weights(tmp_path, monkeypatch):
+    """The arms round 6 added, end to end at tiny sizes: `memory` trains on the candidate columns `learning` reads
+    (its first start failed at attach without them) and logs its memory figures; `mentor_iw` weights its stripped
+    rows."""
+    from dataclasses import replace
+
+    from mentor.lab.composed_demo import CANDIDATE_COLUMNS
+    from mentor.lab.demo import DemoSettings, run_demo
+    from mentor.traces import TraceStore
+
+    monkeypatch.chdir(tmp_path)
+    tiny = {"steps": 20, "model": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1}}
+    settings = replace(DemoSettings.for_lab("composed", quick=True), steps=3, eval_every=3, heldout_problems=20,
+                       train_problems=40, jobs=1, pretrain=tiny, arms=["memory", "mentor_iw"])
+    arms = run_demo(tmp_path / "out", settings)["arms"]
+    assert arms["memory"]["interventions"] > 0 and arms["mentor_iw"]["interventions"] > 0
+    memory = TraceStore(tmp_path / "out" / "memory-seed0", readonly=True)
+    sources = {c["source"] for r in memory for c in r.get("candidates") or []}
+    assert sources & set(CANDIDATE_COLUMNS)  # a column equal to the graph's hint is no other candidate
+    assert all("mentor/graph_runs_saved" in s for s in memory.steps())
+    weighted = TraceStore(tmp_path / "out" / "mentor_iw-seed0", readonly=True).steps()
+    assert all("mentor/off_policy_rows" in s for s in weighted) and sum(s["mentor/off_policy_rows"] for s in weighted)
+
+
 def test_the_committed_policy_collapses_on_the_hard_level_and_a_one_step_hint_rescues():
     """Seed 0's policy (committed): the easy level done with its own facts, most hard groups collapsed, and each fixed
     one-step hint rescuing more groups than a fresh draw (docs/lab.md's headroom table, at 100 problems)."""

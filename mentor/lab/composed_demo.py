@@ -64,7 +64,7 @@ def heldout(n: int) -> list[dict[str, Any]]:
 
 def dataset(n: int, seed: int, library_step: int | None, candidates: bool = False):
     """The training problems; the static library's hint column (`hint_step<k>`) when a library is given, the
-    learning arm's `CANDIDATE_COLUMNS` with `candidates`."""
+    `CANDIDATE_COLUMNS` with `candidates` (the arms whose config names `hint_candidates`: learning, memory)."""
     ds = make_dataset("hard", n, seed=seed, split="train", lab="composed")
     steps = CANDIDATE_STEPS if candidates else [library_step] if library_step else []
     for k in steps:

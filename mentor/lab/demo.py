@@ -193,9 +193,9 @@ def _run_composed_arm(arm: str, seed: int, policy_dir: str, settings: DemoSettin
     rule = {**library_config(step or 1), "hint_placement": settings.strategy["hint_placement"]} \
         if arm in LIBRARY_ARMS else None
     config = arm_config(arm, settings.strategy, rule)
-    result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass,
-                    cd.dataset(settings.train_problems, seed, step, candidates=arm == "learning"), composed_reward,
-                    cd.MAX_COMPLETION_LENGTH, config)
+    problems = cd.dataset(settings.train_problems, seed, step, candidates="hint_candidates" in (config or {}))
+    result = _train(arm, seed, model, tokenizer, settings, out_dir, steps_queue, heldout_pass, problems,
+                    composed_reward, cd.MAX_COMPLETION_LENGTH, config)
     if arm == "resample":
         result["hint_tokens_per_intervention"] = 0.0  # its trace "hint" is a marker the policy never sees
     result["heldout_wrong"] = wrong
