@@ -44,22 +44,30 @@ def weights(block: str, arm: str) -> tuple[float, float, float] | None:
 
 
 def chosen_sources(block: str, arm: str) -> Counter | None:
-    """The chosen candidate's source per intervention, `#k` draws folded into their origin."""
+    """The chosen candidate's source per intervention, `#k` draws folded into their origin and the class library's
+    `memory:PROBLEM@STEP` into `memory`."""
     if (traces := store(block, arm)) is None:
         return None
     chosen = [next((c["source"] for c in r.get("candidates") or [] if c.get("chosen")), None) for r in traces]
-    return Counter(c.split("#")[0] for c in chosen if c is not None)
+    return Counter(c.split("#")[0].split(":")[0] for c in chosen if c is not None)
+
+
+def repeated_problems(block: str, arm: str) -> tuple[int, int] | None:
+    """(problems intervened on, those intervened on more than once): only a repeat can hit a problem's memory."""
+    if (traces := store(block, arm)) is None:
+        return None
+    counts = Counter(r["problem_id"] for r in traces)
+    return len(counts), sum(n > 1 for n in counts.values())
 
 
 def main() -> None:
     blocks = [json.loads(p.read_text()) for p in sorted((HERE / "blocks").glob("*.json"))]
     arms = json.loads((HERE / "results.json").read_text())["arms"]
-    print("| policy | library step | " + " | ".join(arms) + " |")
-    print("|---|---:|" + "---:|" * len(arms))
+    print("| policy | " + " | ".join(arms) + " |")  # no library step: no arm of this round tunes the library
+    print("|---|" + "---:|" * len(arms))
     for b in blocks:
-        print(f"| {b['pretrain_seed']} | {b['library_step']} | "
-              + " | ".join(f"{b['outcome'][a]:.3f}" for a in arms) + " |")
-    print("| **mean** | | " + " | ".join(f"**{statistics.mean(b['outcome'][a] for b in blocks):.3f}**"
+        print(f"| {b['pretrain_seed']} | " + " | ".join(f"{b['outcome'][a]:.3f}" for a in arms) + " |")
+    print("| **mean** | " + " | ".join(f"**{statistics.mean(b['outcome'][a] for b in blocks):.3f}**"
                                        for a in arms) + " |")
     for step in ("1", "2"):
         print(f"hint dependence with the step-{step} hint (held-out accuracy with it minus without), mean of "
@@ -83,6 +91,9 @@ def main() -> None:
               f"interventions ({total['graph_runs_saved'] / total['interventions']:.1%}; per block "
               f"{min(shares):.1%}-{max(shares):.1%}); memory hits {total['memory_hits']:,.0f}, of which rescued "
               f"{total['memory_rescues']:,.0f} ({total['memory_rescues'] / max(1, total['memory_hits']):.1%})")
+        repeats = [repeated_problems(b["name"], "memory") for b in blocks]
+        print(f"memory: {sum(r[1] for r in repeats):,} of {sum(r[0] for r in repeats):,} problems intervened on "
+              "more than once (only those can hit a problem's memory)")
 
     weighed = [weights(b["name"], "mentor_iw") for b in blocks]
     if any(w is None for w in weighed):
