@@ -9,6 +9,7 @@ import pytest
 from mentor.cli import main
 from mentor.lab import block_folder, blocks
 from mentor.lab.blocks import decide, outcome, paired_bootstrap
+from mentor.lab.environment import environment
 from mentor.traces import TraceStore
 
 
@@ -194,6 +195,9 @@ def test_a_tiny_blocked_run_pairs_every_arm_and_reuses_finished_blocks(tmp_path,
         assert len({r["heldout_acc_before"] for r in runs}) == 1
     assert (tmp_path / "out" / "report.html").exists() and not (tmp_path / "out" / "results.json.partial").exists()
     assert all(b["code"] == block_folder.code_version() for b in written["blocks"])  # the code that made each block
+    here = environment()  # and where: each block from its worker, the run from the parent
+    assert written["environment"] == here and all(b["environment"] == here for b in written["blocks"])
+    assert here["cpu_capability"] == __import__("torch").backends.cpu.get_cpu_capability()
     # A rerun reuses the finished blocks instead of training them again, and, from a fresh clone (no pre-training
     # cache: another working directory), without pre-training their policy.
     path = tmp_path / "out" / "blocks" / "p0-g0.json"
@@ -371,6 +375,20 @@ def test_a_block_made_by_other_code_is_refused_naming_the_part_and_one_made_by_t
     assert main([*SDPO42, "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "1 block file(s)" in err and "p3-g1 (changed: lab)" in err and "p3-g0" not in err, err
+
+
+def test_a_block_made_in_another_environment_is_reused_with_a_warning_naming_what_differs(tmp_path, capsys):
+    out = tmp_path / "out"
+    committed_blocks(out, block_folder.code_version())
+    for name, made_on in (("p3-g1", {**environment(), "cpu_capability": "AVX2-elsewhere"}),
+                          ("p0-g0", environment())):
+        block = json.loads((out / "blocks" / f"{name}.json").read_text())
+        (out / "blocks" / f"{name}.json").write_text(json.dumps({**block, "environment": made_on}))
+    assert main([*SDPO42, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 block(s)" in err and "another environment" in err, err
+    assert f"p3-g1 (cpu_capability: AVX2-elsewhere -> {environment()['cpu_capability']})" in err, err
+    assert "p0-g0" not in err and "p3-g0" not in err  # the same environment, and none recorded (before the record)
 
 
 def test_the_code_version_covers_the_sources_that_make_a_block_wherever_they_are_installed(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 
 from mentor.cli import main
 from mentor.lab.demo import ARMS
+from mentor.lab.environment import environment
 from mentor.types import InputError
 
 
@@ -35,6 +36,9 @@ def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
     links = re.findall(r'href="([^"]+)"', report)
     assert links and all((tmp_path / link).exists() for link in links)
     assert "held-out accuracy" in capsys.readouterr().out
+    # Where it computed: the same seed gives other figures on another CPU's kernels (mentor.lab.environment).
+    assert results["environment"] == environment()
+    assert f"({environment()['cpu_capability']} kernels), torch {environment()['torch']}" in report
 
 
 @pytest.mark.slow  # a demo run

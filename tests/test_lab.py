@@ -136,6 +136,24 @@ def test_cache_key_covers_what_changes_the_weights(monkeypatch):
         cache_key(0, lab="subtraction")
 
 
+def test_a_cached_policy_is_keyed_by_the_cpu_kernels_that_trained_it():
+    import subprocess
+    import sys
+
+    from mentor.lab.environment import kernels
+    from mentor.lab.pretrain import cache_key
+
+    # Torch's scalar kernels, forced in a fresh process, are recorded and key another cache entry; the committed
+    # checkpoint's key (no versions) stays the one any machine loads.
+    code = ("import json; from mentor.lab.environment import kernels; from mentor.lab.pretrain import cache_key; "
+            "print(json.dumps([kernels(), cache_key(0), cache_key(0, versions=False)]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                          env={**os.environ, "ATEN_CPU_CAPABILITY": "default"})
+    there, key, weights_key = json.loads(done.stdout.splitlines()[-1])
+    assert there == {**kernels(), "cpu_capability": "DEFAULT"} and weights_key == cache_key(0, versions=False)
+    assert (key == cache_key(0)) == (kernels()["cpu_capability"] == "DEFAULT")
+
+
 def test_tail_rows_never_show_or_train_a_hard_sums_leading_digits():
     import random
 

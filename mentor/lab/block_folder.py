@@ -7,7 +7,9 @@ checks before its blocks are reused, and the lock that keeps a second run out of
   changes with every edit to the docs while saying nothing of what changed.
 - `check_folder`: a block file written under other settings is refused (a rerun must not overwrite it); one made by
   other code, or with no recorded version (written before blocks recorded it), is refused unless `allow_stale`,
-  which warns and lists them.
+  which warns and lists them. One made in another environment (mentor.lab.environment: other package versions or
+  CPU kernels) is reused with a warning naming what differs: its arms ran side by side, so its paired differences
+  stand, but a rerun here would not give its figures to the decimal.
 - `folder_lock`: an exclusive flock on `<out>/.lock` for the whole run, released (and its file removed) however the
   run ends; the kernel drops it with the process, so a killed run leaves no stale lock.
 """
@@ -23,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mentor.lab.environment import differences
 from mentor.types import InputError
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -70,11 +73,12 @@ def _names(found: dict[str, str]) -> str:
     return "; ".join(f"{', '.join(names)} ({why})" for why, names in by_why.items())
 
 
-def check_folder(out_dir: Path, key: str, code: dict[str, str], allow_stale: bool) -> None:
+def check_folder(out_dir: Path, key: str, code: dict[str, str], environment: dict[str, str],
+                 allow_stale: bool) -> None:
     """Refuses the run (InputError) if `<out>/blocks` holds a block file of other settings than `key`, or one made
-    by other code than `code` unless `allow_stale`, which warns and lists them. A file that is not a finished block
-    is left to `finished_block`, which runs it again."""
-    other_settings, stale = {}, {}
+    by other code than `code` unless `allow_stale`, which warns and lists them; warns of the ones that recorded
+    another `environment`. A file that is not a finished block is left to `finished_block`, which runs it again."""
+    other_settings, stale, elsewhere = {}, {}, {}
     for path in sorted((out_dir / "blocks").glob("*.json")):
         try:
             block = json.loads(path.read_text(encoding="utf-8"))
@@ -88,11 +92,18 @@ def check_folder(out_dir: Path, key: str, code: dict[str, str], allow_stale: boo
         parts = stale_parts(block, code)
         if parts is None or parts:
             stale[path.stem] = "no recorded code version" if parts is None else f"changed: {', '.join(parts)}"
+        made_on = block.get("environment")
+        if isinstance(made_on, dict) and differences(made_on, environment):
+            elsewhere[path.stem] = "; ".join(differences(made_on, environment))
     folder = out_dir / "blocks"
     if other_settings:
         raise InputError(f"{len(other_settings)} block file(s) in {folder} were written under other settings than "
                          f"this run's ({key}): {_names(other_settings)}; this run would overwrite them. Give another "
                          "--out, or delete those files to run them again under these settings")
+    if elsewhere:
+        print(f"warning: {len(elsewhere)} block(s) in {folder} ran in another environment than this run's, and are "
+              f"reused: {_names(elsewhere)}. Each block's arms ran side by side, so its paired differences stand; "
+              "a rerun here would not give its figures to the decimal", file=sys.stderr, flush=True)
     if not stale:
         return
     if not allow_stale:

@@ -13,10 +13,11 @@ round 4's pre-registration, docs/evidence/round4-retry-control.md, fixes the rul
   cluster bootstrap of round 4 (`paired_bootstrap`, `decide`) as secondary; `harm`: the policies where a hinted arm
   ends below grpo.
 - Blocks run in worker processes (one torch thread each); each finished block is written atomically to
-  `<out>/blocks/p<p>-g<g>.json` with the code it was made with (`block_folder.code_version`) and reused by a rerun
-  with the same settings, so Ctrl-C (or SIGTERM) keeps them; a seed whose blocks are all there is not pre-trained
+  `<out>/blocks/p<p>-g<g>.json` with the code it was made with (`block_folder.code_version`) and the environment it
+  ran in (mentor.lab.environment), and reused by a rerun with the same settings, so Ctrl-C (or SIGTERM) keeps them; a seed whose blocks are all there is not pre-trained
   again, so a fresh clone resumes from the committed files alone. A run holds the folder's lock, and refuses a folder
-  with blocks of other settings, or made by other code unless `allow_stale` (`block_folder.check_folder`).
+  with blocks of other settings, or made by other code unless `allow_stale`, and warns of blocks made in another
+  environment (`block_folder.check_folder`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from mentor.evaluation.policy_stats import holm, sign_flip_p, t_test
 from mentor.lab.block_folder import check_folder, code_version, folder_lock
 from mentor.lab.demo_pool import workers_stopped_on_sigterm
 from mentor.lab.demo_settings import LIBRARY_ARMS
+from mentor.lab.environment import environment
 from mentor.output import partial_path, write_atomically
 from mentor.types import InputError
 
@@ -196,7 +198,7 @@ def prepare_policy(seed: int, settings, collapse_min: float | None = None) -> di
 def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settings, out_dir: Path,
               code: dict[str, str]) -> dict[str, Any]:
     """Every arm of one block, one after the other in this process; written to `<out>/blocks/p<p>-g<g>.json` with
-    `code`, the version of the code that made it."""
+    `code`, the version of the code that made it, and the `environment` it ran in."""
     import torch
 
     from mentor.lab.demo import run_arm
@@ -212,7 +214,7 @@ def run_block(pretrain_seed: int, grpo_seed: int, policy: dict[str, Any], settin
         runs[arm] = result
     block = {"name": name, "pretrain_seed": pretrain_seed, "grpo_seed": grpo_seed, "policy": policy["policy"],
              "library_step": (policy.get("library") or {}).get("step"), "collapsed_share": policy["collapsed_share"],
-             "settings_key": settings_key(settings), "code": code,
+             "settings_key": settings_key(settings), "code": code, "environment": environment(),
              "outcome": {arm: outcome(r["curve"]) for arm, r in runs.items()}, "runs": runs,
              "wall_s": time.perf_counter() - t0}
     write_atomically(out_dir / "blocks" / f"{name}.json", [json.dumps(block, indent=1)])
@@ -259,7 +261,7 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
     the run stops (InputError) with the dropped seeds in `results.json.partial`. On Ctrl-C or SIGTERM the finished
     blocks stay in `<out>/blocks/` and their summary goes to `results.json.partial`. The run holds `<out>`'s lock
     and first checks its block files (`check_folder`: other settings refused; other code refused unless
-    `allow_stale`)."""
+    `allow_stale`; another environment warned of)."""
     if n_blocks < 1 or grpo_seeds < 1 or jobs < 1:
         raise ValueError(f"blocks, grpo_seeds and jobs must be at least 1, got {n_blocks}, {grpo_seeds}, {jobs}")
     needed = math.ceil(n_blocks / grpo_seeds)  # pre-training seeds kept by the collapse rule
@@ -271,7 +273,7 @@ def run_blocks(out: str | Path, settings, n_blocks: int, grpo_seeds: int = 2, jo
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):
         code = code_version()
-        check_folder(out_dir, settings_key(settings), code, allow_stale)
+        check_folder(out_dir, settings_key(settings), code, environment(), allow_stale)
         return _run_blocks(out_dir, settings, needed, grpo_seeds, jobs, pretrain_seeds, code)
 
 
@@ -381,7 +383,8 @@ def _run_blocks(out_dir: Path, settings, needed: int, grpo_seeds: int, jobs: int
 def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dict[str, Any]], t0: float,
             complete: bool, code: dict[str, str]) -> dict[str, Any]:
     """results.json: the demo's keys (`arms` over every block's runs), plus the blocks (each with the `code` that
-    made it), the dropped seeds, the paired comparisons, the harm counts and the `code` of this run."""
+    made it), the dropped seeds, the paired comparisons, the harm counts and the `code` and `environment` of this
+    run."""
     from mentor.lab.demo import summarise_arms
 
     done = sorted(blocks.values(), key=lambda b: (b["pretrain_seed"], b["grpo_seed"]))
@@ -398,7 +401,7 @@ def summary(settings, policies: dict[int, dict[str, Any]], blocks: dict[str, dic
                              "(8 attempts at T=1 on 300 training problems) have no correct attempt",
             "outcome": f"mean held-out accuracy over the last {LAST_EVALS} evaluations",
             "paired": paired(done, settings.arms), "harm": harm(done, settings.arms), "complete": complete,
-            "code": code, "wall_s": time.perf_counter() - t0}
+            "code": code, "environment": environment(), "wall_s": time.perf_counter() - t0}
 
 
 def table(results: dict[str, Any]) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from mentor.lab.demo_pool import cores, run_parallel
 from mentor.lab.demo_settings import ARMS, COMPOSED_ARMS, LAB_STRATEGY, LIBRARY_ARMS, SDPO_ARMS, DemoSettings
+from mentor.lab.environment import environment
 
 STATIC_LIBRARY: dict[str, Any] = {"graph": "graphs/static_hints/graph.py:graph"}  # it reads the `hint` column
 
@@ -254,7 +255,7 @@ def run_demo(out: str | Path, settings: DemoSettings) -> dict[str, Any]:
               f"{result['heldout_acc_after']:.3f}")
     results = {"lab": settings.lab, "steps": settings.steps, "settings": asdict(settings),
                "policy": policies[settings.seeds[0]], "policies": {str(s): p for s, p in policies.items()},
-               "arms": summarise_arms(per_seed), "wall_s": time.perf_counter() - t0}
+               "arms": summarise_arms(per_seed), "environment": environment(), "wall_s": time.perf_counter() - t0}
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     write_report(results, out_dir)
     print(f"\n{'arm':<14}{'before':>8}{'after':>8}{'dependence':>12}{'hint tokens':>13}")

@@ -42,12 +42,13 @@ def hparams_of(lab: str, overrides: dict[str, Any]) -> dict[str, Any]:
 
 def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = None, lab: str = "addition",
               **hparams) -> str:
-    """Hash of everything that changes the pre-trained weights (`versions=False` leaves out the library
-    versions: the key of the committed checkpoint, which any torch/transformers can load; `extra`: an experiment's
-    rows, whose `hparams` join the others)."""
+    """Hash of everything that changes the pre-trained weights (`versions=False` leaves out the library versions and
+    the CPU kernels: the key of the committed checkpoint, which any torch/transformers can load; `extra`: an
+    experiment's rows, whose `hparams` join the others)."""
     import torch
     import transformers
 
+    from mentor.lab.environment import kernels
     from mentor.lab.model import MODEL_DEFAULTS
     from mentor.lab.tokenizer import CHARS, SPECIAL_TOKENS
 
@@ -55,7 +56,7 @@ def cache_key(seed: int = 0, versions: bool = True, extra: ExtraRows | None = No
     spec = {**get_lab(lab).recipe.key_data(), "seed": seed, "hparams": hp, "model": {**MODEL_DEFAULTS, **hp["model"]},
             "vocab": SPECIAL_TOKENS + CHARS}
     if versions:
-        spec.update(torch=torch.__version__, transformers=transformers.__version__)
+        spec.update(torch=torch.__version__, transformers=transformers.__version__, **kernels())
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 

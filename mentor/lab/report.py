@@ -33,6 +33,15 @@ def svg_lines(title: str, series: dict[str, list[tuple[float, float]]], y_max: f
             f'{"".join(lines)}</svg></figure>')
 
 
+def ran_on(environment: dict[str, str] | None) -> str:
+    """The report's sentence on where the run computed (nothing for a results.json that predates the record)."""
+    if not environment:
+        return ""
+    packages = ", ".join(f"{name} {environment.get(name, '?')}" for name in ("torch", "transformers", "trl"))
+    return html.escape(f" Ran on {environment.get('cpu', '?')} ({environment.get('cpu_capability', '?')} kernels), "
+                       f"{packages}: another CPU gives other figures for the same seed.")
+
+
 def write_report(results: dict[str, Any], out_dir: Path) -> Path:
     """Writes `report.html` next to results.json and returns its path."""
     arms = results["arms"]
@@ -71,7 +80,8 @@ Hint dependence is accuracy with {hint_given} given minus accuracy without.</p>
 <th>hint dependence</th><th>hint tokens / intervention</th><th>interventions</th><th>traces</th></tr>
 {''.join(rows)}</table>
 <div id="plots">{''.join(plots)}</div>
-<p>Figures: <code>results.json</code>. Wall time {results['wall_s']:.0f} s.</p></body></html>"""
+<p>Figures: <code>results.json</code>. Wall time {results['wall_s']:.0f} s.{ran_on(results.get("environment"))}</p>
+</body></html>"""
     path = out_dir / "report.html"
     path.write_text(page)
     return path
