@@ -44,9 +44,10 @@ def test_quick_demo_writes_results_report_and_traces(tmp_path, capsys):
 @pytest.mark.slow  # a demo run
 def test_demo_runs_arms_in_turn_with_one_job(tmp_path):
     assert main(["demo", "--quick", "--arms", "mentor", "--steps", "4", "--eval-every", "2", "--jobs", "1",
-                 "--heldout-problems", "20", "--out", str(tmp_path)]) == 0
+                 "--heldout-problems", "20", "--train-problems", "50", "--out", str(tmp_path)]) == 0
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["settings"]["jobs"] == 1 and list(results["arms"]) == ["mentor"]
+    assert results["settings"]["train_problems"] == 50
     run = results["arms"]["mentor"]["runs"][0]
     assert [p["step"] for p in run["curve"]] == [0, 2, 4] and results["arms"]["mentor"]["interventions"] > 0
 
@@ -90,6 +91,7 @@ def test_bad_demo_settings_are_refused_before_anything_runs(tmp_path, capsys):
     bad = {"--seeds": ("a,1", "--seeds: give comma-separated integers"), "--steps": ("0", "steps must be at least 1"),
            "--jobs": ("-1", "jobs must be at least 0"), "--eval-every": ("0", "eval_every must be at least 1"),
            "--heldout-problems": ("0", "heldout_problems must be at least 1"),
+           "--train-problems": ("0", "train_problems must be at least 1"),
            "--arms": ("grpo,mentr", "arms: unknown arm(s) ['mentr']")}
     for flag, (value, message) in bad.items():
         assert main(["demo", flag, value, "--out", str(tmp_path / "out")]) == 2, flag

@@ -60,10 +60,11 @@ COMPARISONS = {"mentor - static_hints": ("mentor", "static_hints"), "mentor - re
                "memory - mentor": ("memory", "mentor"), "memory - grpo": ("memory", "grpo"),
                "mentor_iw - grpo": ("mentor_iw", "grpo")}
 # Each round's primary comparisons, Holm-corrected together; the rest are secondary. Round 5's
-# (docs/evidence/round5-fresh-policies.md), and the lab's round 6 (docs/evidence/round6-lab-memory-iw.md), which a run
-# that trains its new arms is.
+# (docs/evidence/round5-fresh-policies.md), the lab's round 6 (docs/evidence/round6-lab-memory-iw.md) and round 7
+# (docs/evidence/round7-lab-memory-repeats.md): `primaries` tells them apart by the arms a run trains.
 PRIMARY = ("learning - two_draws", "learning - mentor", "mentor - static_hints")
 PRIMARY_LAB_ROUND_6 = ("memory - learning", "mentor_iw - mentor", "mentor - resample")
+PRIMARY_LAB_ROUND_7 = ("memory - learning", "learning - mentor")
 HINTED_ARMS = ("static_hints", "mentor", "learning", "two_draws", "memory", "mentor_iw")
 ALPHA = 0.05
 DROP_CAP_MIN = 4  # a run stops once max(DROP_CAP_MIN, seeds needed) seeds are dropped by the collapse rule
@@ -115,13 +116,17 @@ def per_policy(blocks: list[dict[str, Any]], a: str, b: str) -> dict[int, list[f
 
 
 def primaries(arms: list[str]) -> tuple[str, ...]:
-    """The primary comparisons of a run of `arms`: the lab's round 6's when it trains `memory` or `mentor_iw`, else
-    round 5's.
+    """The primary comparisons of a run of `arms`: the lab's round 6's when it trains `mentor_iw`, round 7's when it
+    trains `memory` without it, else round 5's.
 
-    >>> primaries(["grpo", "resample", "mentor", "learning", "memory", "mentor_iw"])[0], primaries(["mentor"])[0]
-    ('memory - learning', 'learning - two_draws')
+    >>> primaries(["grpo", "resample", "mentor", "learning", "memory", "mentor_iw"])[1]
+    'mentor_iw - mentor'
+    >>> primaries(["grpo", "mentor", "learning", "memory"]), primaries(["mentor"])[0]
+    (('memory - learning', 'learning - mentor'), 'learning - two_draws')
     """
-    return PRIMARY_LAB_ROUND_6 if {"memory", "mentor_iw"} & set(arms) else PRIMARY
+    if "mentor_iw" in arms:
+        return PRIMARY_LAB_ROUND_6
+    return PRIMARY_LAB_ROUND_7 if "memory" in arms else PRIMARY
 
 
 def paired(blocks: list[dict[str, Any]], arms: list[str]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from mentor.types import InputError
 
 def cmd_demo(args) -> int:
     settings = DemoSettings.for_lab(args.lab, args.quick)
-    overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems",
+    overrides = {name: getattr(args, name) for name in ("steps", "eval_every", "heldout_problems", "train_problems",
                                                           "static_hint_digits", "jobs", "sdpo_templates")
                  if getattr(args, name) is not None}
     if args.seeds:
@@ -88,6 +88,9 @@ def add_demo_command(sub) -> None:
                                      f"{','.join(a for a in COMPOSED_ARMS + SDPO_ARMS + MORE_ARMS if a not in ARMS)})")
     demo.add_argument("--eval-every", dest="eval_every", type=int, help="steps between held-out evaluations")
     demo.add_argument("--heldout-problems", dest="heldout_problems", type=int, help="held-out problems")
+    demo.add_argument("--train-problems", dest="train_problems", type=int,
+                      help="hard training problems each run draws its prompts from (default: 4000); fewer than "
+                           "steps x 8 prompts makes a run see problems again, as hint_memory's memory needs")
     demo.add_argument("--static-hint-digits", dest="static_hint_digits", type=int,
                       help="answer digits of the static_hints library's hint, 1 to 3 (default: 3)")
     demo.add_argument("--jobs", type=int,
