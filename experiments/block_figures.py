@@ -2,8 +2,8 @@
 scripts, each part of its frozen record): the per-policy table, hint dependence by step, training time over one arm,
 and what a run's trace store says of its memory and its choices. Reads only; trains nothing.
 
-A block's trace store (`blocks/pP-gG/ARM-seed0/mentor/traces.sqlite`) stays on the machine that ran it (gitignored);
-the figures that need it return None without it.
+A block's trace store (`blocks/pP-gG/ARM-seed0/mentor/traces.sqlite`) stays on the machine that ran it (gitignored):
+`trace_store` opens it once, or returns None, and the figures that need it take the open store.
 """
 
 from __future__ import annotations
@@ -15,33 +15,28 @@ from typing import Any
 
 
 def trace_store(folder: Path, block: str, arm: str):
+    """The run's trace store, read-only, or None where it is not on this machine."""
     from mentor.traces import TraceStore
 
     path = folder / "blocks" / block / f"{arm}-seed0" / "mentor" / "traces.sqlite"
     return TraceStore(path, readonly=True) if path.exists() else None
 
 
-def step_sums(folder: Path, block: str, arm: str, keys: tuple[str, ...]) -> dict[str, float] | None:
+def step_sums(traces, keys: tuple[str, ...]) -> dict[str, float]:
     """Each `mentor/<key>` summed over the run's logged steps."""
-    if (traces := trace_store(folder, block, arm)) is None:
-        return None
     steps = traces.steps()
     return {key: sum(s.get(f"mentor/{key}", 0) for s in steps) for key in keys}
 
 
-def chosen_sources(folder: Path, block: str, arm: str) -> Counter | None:
+def chosen_sources(traces) -> Counter:
     """The chosen candidate's source per intervention, `#k` draws folded into their origin and the class library's
     `memory:PROBLEM@STEP` into `memory`."""
-    if (traces := trace_store(folder, block, arm)) is None:
-        return None
     chosen = [next((c["source"] for c in r.get("candidates") or [] if c.get("chosen")), None) for r in traces]
     return Counter(c.split("#")[0].split(":")[0] for c in chosen if c is not None)
 
 
-def repeated_problems(folder: Path, block: str, arm: str) -> tuple[int, int] | None:
+def repeated_problems(traces) -> tuple[int, int]:
     """(problems intervened on, those intervened on more than once): only a repeat can hit a problem's memory."""
-    if (traces := trace_store(folder, block, arm)) is None:
-        return None
     counts = Counter(r["problem_id"] for r in traces)
     return len(counts), sum(n > 1 for n in counts.values())
 

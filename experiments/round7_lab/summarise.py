@@ -27,6 +27,7 @@ from block_figures import (  # noqa: E402
     repeated_problems,
     step_sums,
     time_lines,
+    trace_store,
 )
 
 MEMORY_KEYS = ("memory_hits", "memory_rescues", "graph_runs_saved", "interventions")
@@ -39,23 +40,24 @@ def main() -> None:
     print("\n".join([*dependence_lines(blocks, arms), *time_lines(blocks, arms, "learning"), *environments(blocks)]))
 
     for arm in ("learning", "memory"):
-        sums = [step_sums(HERE, b["name"], arm, MEMORY_KEYS) for b in blocks]
-        repeats = [repeated_problems(HERE, b["name"], arm) for b in blocks]
-        counts = [chosen_sources(HERE, b["name"], arm) for b in blocks]
-        if any(x is None for x in sums + repeats + counts):
-            print(f"{arm}: trace stores missing for {sum(s is None for s in sums)} blocks; not read")
+        stores = [trace_store(HERE, b["name"], arm) for b in blocks]
+        if any(t is None for t in stores):
+            print(f"{arm}: trace stores missing for {sum(t is None for t in stores)} blocks; not read")
             continue
+        sums = [step_sums(t, MEMORY_KEYS) for t in stores]
+        repeats = [repeated_problems(t) for t in stores]
+        chosen = sum((chosen_sources(t) for t in stores), Counter())
+        for t in stores:
+            t.close()
         total = {key: sum(s[key] for s in sums) for key in MEMORY_KEYS}
         print(f"{arm}: {sum(r[1] for r in repeats):,} of {sum(r[0] for r in repeats):,} problems intervened on more "
               f"than once; {total['interventions']:,.0f} interventions, memory hits {total['memory_hits']:,.0f} "
               f"({total['memory_hits'] / total['interventions']:.1%}; graph runs saved "
               f"{total['graph_runs_saved']:,.0f}), of which rescued {total['memory_rescues']:,.0f} "
               f"({total['memory_rescues'] / max(1, total['memory_hits']):.1%})")
-        chosen = sum(counts, Counter())
         n = sum(chosen.values())
         print(f"{arm}: the chosen hint's source over {n:,} interventions: "
               + ", ".join(f"{source} {k:,} ({k / n:.1%})" for source, k in chosen.most_common()))
-
 
 if __name__ == "__main__":
     main()
